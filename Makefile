@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# netgpu: `make kunit` is the main job, `make check` the test command.
+# See README.md.
+
+NETGPU_CACHE	?= $(HOME)/.cache/netgpu
+KSRC_TAR	?= /usr/src/linux-source-6.12.tar.xz
+PRISTINE	:= $(NETGPU_CACHE)/linux-source-6.12
+SRC		:= $(NETGPU_CACHE)/src
+BUILD		:= $(NETGPU_CACHE)/build-kunit
+BENCH_BUILD	:= $(NETGPU_CACHE)/build-bench
+OUT		:= $(CURDIR)/build
+# Suites to run; kunit.py's --filter_glob (empty: all).
+FILTER		?=
+# The fault-injection boot options every suite relies on (patches/0001).
+FAULT_ARGS	:= failslab.ignore_gfp_wait=N fail_page_alloc.ignore_gfp_wait=N \
+		   fail_page_alloc.min_order=0
+
+export NETGPU_CACHE SRC OUT
+
+.PHONY: all deps pristine stage kunit check lint series bench coverage clean help
+all: kunit
+
+help:
+	@sed -n '/^## /s/^## //p' README.md
+
+deps:
+	@scripts/deps
+
+# The pristine tree: unpacked once, never modified.
+$(PRISTINE)/Makefile: | deps
+	@mkdir -p $(NETGPU_CACHE)
+	@echo "unpacking $(KSRC_TAR) into $(NETGPU_CACHE)"
+	@rm -rf $(PRISTINE).tmp && mkdir -p $(PRISTINE).tmp
+	@tar -C $(PRISTINE).tmp --strip-components=1 -xf $(KSRC_TAR)
+	@rm -rf $(PRISTINE) && mv $(PRISTINE).tmp $(PRISTINE)
+
+pristine: deps $(PRISTINE)/Makefile
+
+stage: pristine
+	@scripts/stage $(PRISTINE) $(SRC)
+
+kunit: stage
+	@scripts/kunit-run kunit $(CURDIR)/.kunitconfig $(BUILD) \
+		--kernel_args '$(FAULT_ARGS)' \
+		$(if $(FILTER),--filter_glob '$(FILTER)')
+	@scripts/scan-log $(OUT)/kunit.console.log
+
+check: stage
+	@scripts/check
+
+lint: stage
+	@scripts/lint
+
+series: stage
+	@scripts/series
+
+bench: stage
+	@scripts/bench
+
+clean:
+	rm -rf $(OUT)
