@@ -16,9 +16,10 @@ FILTER		?=
 FAULT_ARGS	:= failslab.ignore_gfp_wait=N fail_page_alloc.ignore_gfp_wait=N \
 		   fail_page_alloc.min_order=0
 
-export NETGPU_CACHE SRC OUT
+CCACHE_DIR	?= $(NETGPU_CACHE)/ccache
+export NETGPU_CACHE PRISTINE SRC OUT CCACHE_DIR BUILD BENCH_BUILD FAULT_ARGS
 
-.PHONY: all deps pristine stage kunit check lint series bench coverage clean help
+.PHONY: all deps pristine stage build kunit check lint series bench coverage clean help
 all: kunit
 
 help:
@@ -38,7 +39,13 @@ $(PRISTINE)/Makefile: | deps
 pristine: deps $(PRISTINE)/Makefile
 
 stage: pristine
-	@scripts/stage $(PRISTINE) $(SRC)
+	@mkdir -p $(NETGPU_CACHE)
+	@flock $(NETGPU_CACHE)/build.lock scripts/stage $(PRISTINE) $(SRC)
+
+# Compile lib/netgpu/ only (quick check; needs one `make kunit` first).
+build: stage
+	@flock $(NETGPU_CACHE)/build.lock $(MAKE) -C $(SRC) O=$(BUILD) \
+		ARCH=x86_64 CC='ccache gcc' -j$$(nproc) lib/netgpu/
 
 kunit: stage
 	@scripts/kunit-run kunit $(CURDIR)/.kunitconfig $(BUILD) \
