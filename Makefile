@@ -50,7 +50,7 @@ build: stage
 kunit: stage
 	@scripts/kunit-run kunit $(CURDIR)/.kunitconfig $(BUILD) \
 		--kernel_args '$(FAULT_ARGS)' \
-		$(if $(FILTER),--filter_glob '$(FILTER)')
+		$(if $(FILTER),'$(FILTER)')
 	@scripts/scan-log $(OUT)/kunit.console.log
 
 check: stage
