@@ -458,18 +458,17 @@ KUNIT_ARRAY_PARAM(random, random_params, random_param_desc);
 /*
  * One random sequence of puts (NAPI and any context) and gets checked
  * against a model of both tiers' counts.  The test holds @held, the
- * indices of the buffers it owns.  Returns the number of hand-overs.
+ * indices of the buffers it owns (@fx->nr entries, all of them at the
+ * start).  Allocates nothing.  Returns the number of hand-overs.
  */
-static u32 run_random_sequence(struct cache_fixture *fx, u64 seed, u32 ops)
+static u32 run_random_sequence(struct cache_fixture *fx, u32 *held, u64 seed,
+			       u32 ops)
 {
 	struct kunit *test = fx->test;
 	u32 napi = 0, any = 0, swaps = 0, nheld = fx->nr, op, j;
 	struct rnd_state rnd;
-	u32 *held;
 	int i;
 
-	held = kunit_kcalloc(test, fx->nr, sizeof(*held), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, held);
 	for (j = 0; j < fx->nr; j++)
 		held[j] = j;
 	prandom_seed_state(&rnd, seed);
@@ -522,11 +521,13 @@ static void netgpu_cache_test_random(struct kunit *test)
 	const struct random_param *p = test->param_value;
 	struct cache_fixture *fx = fixture_create(test, p->capacity,
 						  p->capacity);
-	u32 swaps;
+	u32 swaps, *held;
 
+	held = kunit_kcalloc(test, fx->nr, sizeof(*held), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, held);
 	kunit_info(test, "seed %llu capacity %u ops %u", p->seed, p->capacity,
 		   p->ops);
-	swaps = run_random_sequence(fx, p->seed, p->ops);
+	swaps = run_random_sequence(fx, held, p->seed, p->ops);
 	kunit_info(test, "%u hand-overs from the locked tier", swaps);
 	KUNIT_EXPECT_GT(test, swaps, 0);
 	fx_drain_and_check(fx);
@@ -597,11 +598,13 @@ static void netgpu_cache_test_fault_data_path(struct kunit *test)
 {
 	struct cache_fixture *fx = fixture_create(test, 128, 128);
 	unsigned int left;
-	u32 swaps;
+	u32 swaps, *held;
 
-	/* The sequence's scratch array is allocated before arming. */
+	held = kunit_kcalloc(test, fx->nr, sizeof(*held), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, held);
+	kunit_info(test, "seed 7 capacity 128 ops 20000, fail_nth=1 armed");
 	current->fail_nth = 1;
-	swaps = run_random_sequence(fx, 7, 20000);
+	swaps = run_random_sequence(fx, held, 7, 20000);
 	left = current->fail_nth;
 	current->fail_nth = 0;
 
