@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit suite for the netgpu dma-buf memory provider against the mock
+ * GPU exporter (mock_gpu.c): mapping for a mock NIC device, sg segments
+ * of every shape, revocation by the exporter with contexts attached,
+ * exporter refusals, the fd entry point, and the references the region
+ * holds on the buffer.
+ */
+
+#include <kunit/resource.h>
+#include <kunit/test.h>
+#include <linux/device.h>
+#include <linux/dma-buf.h>
+#include <linux/fcntl.h>
+#include <linux/fdtable.h>
+#include <linux/io.h>
+#include <linux/file.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "mem.h"
+#include "mock_gpu.h"
+
+MODULE_IMPORT_NS(DMA_BUF);
+
+KUNIT_DEFINE_ACTION_WRAPPER(dmabuf_mem_close_action, netgpu_mem_close,
+			    struct netgpu_mem *);
+KUNIT_DEFINE_ACTION_WRAPPER(dmabuf_region_put_action, netgpu_region_put,
+			    struct netgpu_region *);
+KUNIT_DEFINE_ACTION_WRAPPER(dmabuf_memctx_release_action,
+			    netgpu_memctx_release, struct netgpu_memctx *);
+
+#define DMABUF_BASE	0x7f0000000000ULL
+
+/* Pins the exporter sees per mapping (dma-buf pins unless move_notify). */
+#define PINS_PER_MAP	(IS_ENABLED(CONFIG_DMABUF_MOVE_NOTIFY) ? 0 : 1)
+
+/* Run @action(@ctx) when the test ends (or now, if that fails). */
+static void dmabuf_defer(struct kunit *test, kunit_action_t *action, void *ctx)
+{
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, action, ctx), 0);
+}
+
+/* ===== Helpers ===== */
+
+struct dmabuf_fix {
+	struct netgpu_mem	*mem;
+	struct device		*dev[2];
+};
+
+static int dmabuf_test_init(struct kunit *test)
+{
+	struct dmabuf_fix *f;
+
+	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	f->dev[0] = mock_dma_device(test, "netgpu-dmabuf-nic0");
+	if (IS_ERR(f->dev[0]))
+		return PTR_ERR(f->dev[0]);
+	f->dev[1] = mock_dma_device(test, "netgpu-dmabuf-nic1");
+	if (IS_ERR(f->dev[1]))
+		return PTR_ERR(f->dev[1]);
+	f->mem = netgpu_mem_create();
+	if (!f->mem)
+		return -ENOMEM;
+	test->priv = f;
+	return kunit_add_action_or_reset(test, dmabuf_mem_close_action, f->mem);
+}
+
+static struct mock_gpu_buf *dmabuf_buf(struct kunit *test,
+				       const unsigned int *orders,
+				       unsigned int n)
+{
+	struct mock_gpu_buf *buf = mock_gpu_buf_create(test, orders, n);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	return buf;
+}
+
+static struct netgpu_region *dmabuf_region(struct kunit *test,
+					   struct mock_gpu_buf *buf, u64 addr)
+{
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_region *r;
+	int id;
+
+	id = netgpu_dmabuf_add_region(f->mem, buf->dmabuf, addr);
+	KUNIT_ASSERT_GT(test, id, 0);
+	r = netgpu_mem_get_region(f->mem, id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+	dmabuf_defer(test, dmabuf_region_put_action, r);
+	return r;
+}
+
+static struct netgpu_memctx *dmabuf_ctx(struct kunit *test,
+					struct device *dev)
+{
+	struct netgpu_memctx *mc;
+
+	mc = kunit_kzalloc(test, sizeof(*mc), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mc);
+	netgpu_memctx_init(mc, dev);
+	dmabuf_defer(test, dmabuf_memctx_release_action, mc);
+	return mc;
+}
+
+static int dmabuf_lookup(struct netgpu_memctx *mc, u64 addr,
+			 struct netgpu_mem_loc *loc)
+{
+	int err;
+
+	rcu_read_lock();
+	err = netgpu_memctx_lookup(mc, addr, loc);
+	rcu_read_unlock();
+	return err;
+}
+
+static void expect_exporter(struct kunit *test, struct mock_gpu_buf *buf,
+			    int maps)
+{
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->attachments), maps);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), maps);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->pins), maps * PINS_PER_MAP);
+}
+
+/*
+ * Check every chunk of @buf through @mc: at its start, inside, at its
+ * last byte; the DMA-contiguous length always runs to the chunk's end.
+ */
+static void expect_segments(struct kunit *test, struct netgpu_memctx *mc,
+			    struct mock_gpu_buf *buf, u64 addr)
+{
+	bool direct = !device_iommu_mapped(mc->dev);
+	struct netgpu_mem_loc loc;
+	u64 off = 0, size, probes[3];
+	phys_addr_t phys;
+	unsigned int i, j;
+
+	for (i = 0; i < buf->nr_chunks; i++) {
+		size = PAGE_SIZE << buf->orders[i];
+		phys = page_to_phys(buf->pages[i]);
+		probes[0] = 0;
+		probes[1] = size / 2 + 123;
+		probes[2] = size - 1;
+		for (j = 0; j < ARRAY_SIZE(probes); j++) {
+			u64 p = probes[j];
+			int err = dmabuf_lookup(mc, addr + off + p, &loc);
+
+			KUNIT_ASSERT_EQ_MSG(test, err, 0, "chunk %u +%llu", i,
+					    p);
+			KUNIT_EXPECT_EQ_MSG(test, loc.off, off + p,
+					    "chunk %u +%llu", i, p);
+			KUNIT_EXPECT_EQ_MSG(test, loc.len, size - p,
+					    "chunk %u +%llu", i, p);
+			if (direct)
+				KUNIT_EXPECT_EQ_MSG(test, loc.dma, phys + p,
+						    "chunk %u +%llu", i, p);
+		}
+		off += size;
+	}
+	KUNIT_EXPECT_EQ(test, off, buf->size);
+	KUNIT_EXPECT_EQ(test, dmabuf_lookup(mc, addr + off, &loc), -EFAULT);
+	KUNIT_EXPECT_EQ(test, dmabuf_lookup(mc, addr - 1, &loc), -EFAULT);
+}
+
+/* ===== Test cases ===== */
+
+/* Attach maps the buffer for the device; detach unmaps and detaches. */
+static void netgpu_dmabuf_test_map(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 0, 0, 0 };
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_memctx *a, *b;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+
+	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	KUNIT_EXPECT_EQ(test, r->start, DMABUF_BASE);
+	KUNIT_EXPECT_EQ(test, r->len, 4 * PAGE_SIZE);
+	/* Nothing is attached before a context needs it. */
+	expect_exporter(test, buf, 0);
+
+	a = dmabuf_ctx(test, f->dev[0]);
+	b = dmabuf_ctx(test, f->dev[1]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r), 0);
+	expect_exporter(test, buf, 1);
+	expect_segments(test, a, buf, DMABUF_BASE);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(b, r), 0);
+	expect_exporter(test, buf, 2);
+	expect_segments(test, b, buf, DMABUF_BASE);
+
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(a, r), 0);
+	expect_exporter(test, buf, 1);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(b, r), 0);
+	expect_exporter(test, buf, 0);
+}
+
+struct seg_shape {
+	const char		*name;
+	unsigned int		nr;
+	unsigned int		orders[8];
+};
+
+static const struct seg_shape seg_shapes[] = {
+	{ "one page",		1, { 0 } },
+	{ "one 16-page segment", 1, { 4 } },
+	{ "many single pages",	8, { 0, 0, 0, 0, 0, 0, 0, 0 } },
+	{ "mixed sizes",	6, { 0, 2, 1, 0, 3, 0 } },
+	{ "large then small",	3, { 5, 0, 1 } },
+};
+
+static void seg_shape_desc(const struct seg_shape *s, char *desc)
+{
+	strscpy(desc, s->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(seg_shape, seg_shapes, seg_shape_desc);
+
+/* Address -> DMA follows the sg table whatever its segment sizes. */
+static void netgpu_dmabuf_test_segments(struct kunit *test)
+{
+	const struct seg_shape *s = test->param_value;
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_memctx *mc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+
+	buf = dmabuf_buf(test, s->orders, s->nr);
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	mc = dmabuf_ctx(test, f->dev[0]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	expect_segments(test, mc, buf, DMABUF_BASE);
+}
+
+/*
+ * The exporter revokes a live buffer (move_notify): the region leaves
+ * every context and the area, every attachment is unmapped and detached.
+ */
+static void netgpu_dmabuf_test_revoke(struct kunit *test)
+{
+	static const unsigned int orders[] = { 1, 0, 2 };
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_memctx *mc[3];
+	struct netgpu_mem_loc loc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+	unsigned int i;
+	u32 id;
+
+	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	id = r->id;
+	for (i = 0; i < 3; i++) {
+		mc[i] = dmabuf_ctx(test, f->dev[i / 2]);
+		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[i], r), 0);
+	}
+	expect_exporter(test, buf, 2);
+
+	mock_gpu_revoke(buf);
+	/* Lookups fail at once, before the deferred detach has run. */
+	KUNIT_EXPECT_NE(test, dmabuf_lookup(mc[0], DMABUF_BASE, &loc), 0);
+	netgpu_region_flush_revoke(r);
+
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, dmabuf_lookup(mc[i], DMABUF_BASE, &loc),
+				-EFAULT);
+		KUNIT_EXPECT_TRUE(test, list_empty(&mc[i]->atts));
+		KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc[i], r), -ENOENT);
+	}
+	expect_exporter(test, buf, 0);
+	KUNIT_EXPECT_PTR_EQ(test, netgpu_mem_get_region(f->mem, id),
+			    ERR_PTR(-ENOENT));
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc[0], r), -ENODEV);
+	expect_exporter(test, buf, 0);
+	/* Only the test's own references are left: the region's, buffer's. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
+	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), 2);
+	kunit_release_action(test, dmabuf_region_put_action, r);
+	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), 1);
+}
+
+/* The exporter's refusals come back as its errno and leave nothing. */
+static void netgpu_dmabuf_test_exporter_refuses(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 1 };
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_memctx *mc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+
+	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	mc = dmabuf_ctx(test, f->dev[0]);
+
+	buf->fail_attach = -EBUSY;
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -EBUSY);
+	expect_exporter(test, buf, 0);
+	buf->fail_attach = 0;
+
+	buf->fail_map = -EIO;
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -EIO);
+	expect_exporter(test, buf, 0);
+	buf->fail_map = 0;
+
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	expect_exporter(test, buf, 1);
+}
+
+/* Bad arguments are refused without taking a buffer reference. */
+static void netgpu_dmabuf_test_bad_args(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 0 };
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_region_desc d = { .type = NETGPU_MEMTYPE_DMABUF };
+	struct mock_gpu_buf *buf;
+
+	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	d.dmabuf = buf->dmabuf;
+
+	d.addr = DMABUF_BASE + 1;
+	KUNIT_EXPECT_EQ(test, netgpu_mem_add_region(f->mem, &d), -EINVAL);
+	d.addr = DMABUF_BASE;
+	d.len = PAGE_SIZE;
+	KUNIT_EXPECT_EQ(test, netgpu_mem_add_region(f->mem, &d), -EINVAL);
+	d.len = 0;
+	d.addr = round_down(U64_MAX, PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, netgpu_mem_add_region(f->mem, &d), -EOVERFLOW);
+	KUNIT_EXPECT_EQ(test, netgpu_dmabuf_add_region_fd(f->mem, -1,
+							  DMABUF_BASE),
+			-EBADF);
+	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), 1);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&f->mem->regions));
+	/* The whole buffer, by explicit length, is fine. */
+	d.addr = DMABUF_BASE;
+	d.len = 2 * PAGE_SIZE;
+	KUNIT_EXPECT_GT(test, netgpu_mem_add_region(f->mem, &d), 0);
+	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), 2);
+}
+
+/* The ioctl-facing entry point takes a dma-buf fd of the caller. */
+static void netgpu_dmabuf_test_fd(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0 };
+	struct dmabuf_fix *f = test->priv;
+	struct mock_gpu_buf *buf;
+	int fd, id;
+
+	if (!current->files)
+		kunit_skip(test, "Test requires: a file table");
+	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	get_dma_buf(buf->dmabuf);
+	fd = dma_buf_fd(buf->dmabuf, O_CLOEXEC);
+	if (fd < 0) {
+		dma_buf_put(buf->dmabuf);
+		kunit_skip(test, "no fd: %d", fd);
+	}
+
+	id = netgpu_dmabuf_add_region_fd(f->mem, fd, DMABUF_BASE);
+	KUNIT_EXPECT_GT(test, id, 0);
+	/* The fd, the test and the region. */
+	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), 3);
+	close_fd(fd);
+	/* Anything but a dma-buf is refused. */
+	KUNIT_EXPECT_EQ(test, netgpu_dmabuf_add_region_fd(f->mem, fd,
+							  DMABUF_BASE),
+			-EBADF);
+	kunit_release_action(test, dmabuf_mem_close_action, f->mem);
+	/* close_fd() defers the fput; the area's is synchronous. */
+	flush_delayed_fput();
+	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), 1);
+}
+
+/*
+ * RFC netgpu_detach_region() ended with an extra fput() ("nvidia bug"):
+ * revocation dropped a reference it did not own.  After revocation and
+ * close, the buffer holds exactly the references it had before, and is
+ * still alive and usable.
+ */
+static void netgpu_dmabuf_test_rfc_no_extra_put(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 0 };
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_memctx *mc[2];
+	struct netgpu_region *r;
+	struct mock_gpu_buf *buf;
+	struct netgpu_mem *mem;
+	int live, id;
+	long before;
+
+	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	live = mock_gpu_live_bufs();
+	before = mock_gpu_file_count(buf);
+
+	id = netgpu_dmabuf_add_region(f->mem, buf->dmabuf, DMABUF_BASE);
+	KUNIT_ASSERT_GT(test, id, 0);
+	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), before + 1);
+	r = netgpu_mem_get_region(f->mem, id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+	mc[0] = dmabuf_ctx(test, f->dev[0]);
+	mc[1] = dmabuf_ctx(test, f->dev[1]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[0], r), 0);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[1], r), 0);
+
+	mock_gpu_revoke(buf);
+	netgpu_region_flush_revoke(r);
+	netgpu_region_put(r);
+	kunit_release_action(test, dmabuf_mem_close_action, f->mem);
+
+	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), before);
+	KUNIT_EXPECT_EQ(test, mock_gpu_live_bufs(), live);
+	expect_exporter(test, buf, 0);
+
+	/* Still a buffer one can register (the exporter refuses maps now). */
+	mem = netgpu_mem_create();
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+	dmabuf_defer(test, dmabuf_mem_close_action, mem);
+	KUNIT_EXPECT_GT(test, netgpu_dmabuf_add_region(mem, buf->dmabuf,
+						       DMABUF_BASE), 0);
+	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), before + 1);
+}
+
+/*
+ * Add a dma-buf region failing its 1st, 2nd, ... allocation until it
+ * succeeds untouched: -ENOMEM, and the buffer's references as before.
+ */
+static void netgpu_dmabuf_test_add_fail_nth(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 1 };
+	struct dmabuf_fix *f = test->priv;
+	struct mock_gpu_buf *buf;
+	int n, id, left, faults = 0;
+	long before;
+
+	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	before = mock_gpu_file_count(buf);
+	for (n = 1; n < 1000; n++) {
+		current->fail_nth = n;
+		id = netgpu_dmabuf_add_region(f->mem, buf->dmabuf,
+					      DMABUF_BASE);
+		left = current->fail_nth;
+		current->fail_nth = 0;
+		if (id > 0 && left)
+			break;
+		if (id > 0) {
+			struct netgpu_region *r;
+
+			r = netgpu_mem_get_region(f->mem, id);
+			KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+			netgpu_region_revoke(r);
+			netgpu_region_put(r);
+			continue;
+		}
+		faults++;
+		KUNIT_EXPECT_EQ_MSG(test, id, -ENOMEM, "fail_nth=%d", n);
+		KUNIT_EXPECT_EQ_MSG(test, mock_gpu_file_count(buf), before,
+				    "fail_nth=%d", n);
+		KUNIT_EXPECT_TRUE(test, xa_empty(&f->mem->regions));
+	}
+	KUNIT_EXPECT_LT(test, n, 1000);
+	KUNIT_EXPECT_GT(test, faults, 0);
+	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), before + 1);
+	expect_exporter(test, buf, 0);
+}
+
+/*
+ * Map (first attach on a device: dynamic attach, exporter attach, sg
+ * table, segment table) failing its 1st, 2nd, ... allocation: -ENOMEM,
+ * and the exporter's attachments, mappings and pins as before.
+ */
+static void netgpu_dmabuf_test_map_fail_nth(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 2, 0 };
+	struct dmabuf_fix *f = test->priv;
+	int n, err, left, faults = 0;
+	struct netgpu_memctx *mc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+
+	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	mc = dmabuf_ctx(test, f->dev[0]);
+	for (n = 1; n < 1000; n++) {
+		current->fail_nth = n;
+		err = netgpu_memctx_attach(mc, r);
+		left = current->fail_nth;
+		current->fail_nth = 0;
+		if (!err && left)
+			break;
+		if (!err) {
+			KUNIT_ASSERT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+			continue;
+		}
+		faults++;
+		KUNIT_EXPECT_EQ_MSG(test, err, -ENOMEM, "fail_nth=%d", n);
+		expect_exporter(test, buf, 0);
+		KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+		KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+		KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
+	}
+	KUNIT_EXPECT_LT(test, n, 1000);
+	KUNIT_EXPECT_GT(test, faults, 0);
+	expect_exporter(test, buf, 1);
+	expect_segments(test, mc, buf, DMABUF_BASE);
+}
+
+static struct kunit_case dmabuf_test_cases[] = {
+	KUNIT_CASE(netgpu_dmabuf_test_map),
+	KUNIT_CASE_PARAM(netgpu_dmabuf_test_segments, seg_shape_gen_params),
+	KUNIT_CASE(netgpu_dmabuf_test_revoke),
+	KUNIT_CASE(netgpu_dmabuf_test_exporter_refuses),
+	KUNIT_CASE(netgpu_dmabuf_test_bad_args),
+	KUNIT_CASE(netgpu_dmabuf_test_fd),
+	KUNIT_CASE(netgpu_dmabuf_test_rfc_no_extra_put),
+	KUNIT_CASE(netgpu_dmabuf_test_add_fail_nth),
+	KUNIT_CASE(netgpu_dmabuf_test_map_fail_nth),
+	{}
+};
+
+static struct kunit_suite dmabuf_test_suite = {
+	.name = "netgpu_dmabuf",
+	.init = dmabuf_test_init,
+	.test_cases = dmabuf_test_cases,
+};
+
+kunit_test_suite(dmabuf_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the netgpu dma-buf memory provider");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit suite for the netgpu host memory provider, on real user memory:
+ * the test case's kthread gets an mm through kunit_vm_mmap() and
+ * registers pages of it.  Checks pinning, RLIMIT_MEMLOCK accounting
+ * (with CAP_IPC_LOCK dropped from the test's credentials), unaligned
+ * ranges, the refusal matrix and that every error path unpins and
+ * unaccounts.
+ */
+
+#include <kunit/resource.h>
+#include <kunit/test.h>
+#include <linux/cred.h>
+#include <linux/device.h>
+#include <linux/io.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/module.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "mem.h"
+#include "mock_gpu.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+KUNIT_DEFINE_ACTION_WRAPPER(host_mem_close_action, netgpu_mem_close,
+			    struct netgpu_mem *);
+KUNIT_DEFINE_ACTION_WRAPPER(host_region_put_action, netgpu_region_put,
+			    struct netgpu_region *);
+KUNIT_DEFINE_ACTION_WRAPPER(host_memctx_release_action,
+			    netgpu_memctx_release, struct netgpu_memctx *);
+
+/* Run @action(@ctx) when the test ends (or now, if that fails). */
+static void host_defer(struct kunit *test, kunit_action_t *action, void *ctx)
+{
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, action, ctx), 0);
+}
+
+/* ===== Helpers ===== */
+
+/* @nr_pages of user memory; writable memory is written once, so present. */
+static u64 host_mmap(struct kunit *test, unsigned long nr_pages,
+		     unsigned long prot)
+{
+	u64 addr;
+
+	addr = kunit_vm_mmap(test, NULL, 0, nr_pages << PAGE_SHIFT, prot,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, addr, 0);
+	if (prot & PROT_WRITE)
+		KUNIT_ASSERT_EQ(test, clear_user(u64_to_user_ptr(addr),
+						 nr_pages << PAGE_SHIFT), 0);
+	return addr;
+}
+
+/* How many of @nr_pages pages at @addr are pinned (absent: not). */
+static unsigned long host_pinned(struct kunit *test, u64 addr,
+				 unsigned long nr_pages)
+{
+	unsigned long i, n = 0;
+	struct page *page;
+
+	for (i = 0; i < nr_pages; i++) {
+		if (get_user_pages_fast(addr + (i << PAGE_SHIFT), 1, 0,
+					&page) != 1)
+			continue;
+		n += folio_maybe_dma_pinned(page_folio(page));
+		put_page(page);
+	}
+	return n;
+}
+
+static long host_locked(void)
+{
+	return atomic_long_read(&current_user()->locked_vm);
+}
+
+/* RLIMIT_MEMLOCK of this case's kthread (its own signal_struct). */
+static void host_set_memlock(unsigned long pages)
+{
+	task_lock(current->group_leader);
+	current->signal->rlim[RLIMIT_MEMLOCK].rlim_cur = pages << PAGE_SHIFT;
+	task_unlock(current->group_leader);
+}
+
+/* An area created with or without CAP_IPC_LOCK. */
+static struct netgpu_mem *host_area(struct kunit *test, bool ipc_lock)
+{
+	const struct cred *old;
+	struct netgpu_mem *mem;
+	struct cred *cred;
+
+	cred = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	if (ipc_lock)
+		cap_raise(cred->cap_effective, CAP_IPC_LOCK);
+	else
+		cap_lower(cred->cap_effective, CAP_IPC_LOCK);
+	old = override_creds(cred);
+	mem = netgpu_mem_create();
+	revert_creds(old);
+	put_cred(cred);
+
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+	host_defer(test, host_mem_close_action, mem);
+	KUNIT_ASSERT_EQ(test, mem->account, !ipc_lock);
+	return mem;
+}
+
+static int host_add(struct netgpu_mem *mem, u64 addr, u64 len)
+{
+	struct netgpu_region_desc d = {
+		.type = NETGPU_MEMTYPE_HOST, .addr = addr, .len = len,
+	};
+
+	return netgpu_mem_add_region(mem, &d);
+}
+
+static struct netgpu_region *host_get(struct kunit *test,
+				      struct netgpu_mem *mem, int id)
+{
+	struct netgpu_region *r;
+
+	KUNIT_ASSERT_GT(test, id, 0);
+	r = netgpu_mem_get_region(mem, id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+	host_defer(test, host_region_put_action, r);
+	return r;
+}
+
+static struct netgpu_memctx *host_ctx(struct kunit *test)
+{
+	struct netgpu_memctx *mc;
+	struct device *dev;
+
+	dev = mock_dma_device(test, "netgpu-host-nic");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dev);
+	mc = kunit_kzalloc(test, sizeof(*mc), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mc);
+	netgpu_memctx_init(mc, dev);
+	host_defer(test, host_memctx_release_action, mc);
+	return mc;
+}
+
+/* ===== Test cases ===== */
+
+/* Registered pages are pinned until the region goes, and DMA-mapped. */
+static void netgpu_host_test_pin(struct kunit *test)
+{
+	struct netgpu_mem *mem = host_area(test, true);
+	struct netgpu_mem_loc loc;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	struct page *page;
+	u64 addr;
+	int i;
+
+	addr = host_mmap(test, 4, PROT_READ | PROT_WRITE);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 4), 0);
+	r = host_get(test, mem, host_add(mem, addr, 4 * PAGE_SIZE));
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 4), 4);
+	KUNIT_EXPECT_EQ(test, r->start, addr);
+	KUNIT_EXPECT_EQ(test, r->nr_pages, 4);
+
+	mc = host_ctx(test);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	for (i = 0; i < 4; i++) {
+		u64 a = addr + i * PAGE_SIZE + 7;
+
+		rcu_read_lock();
+		KUNIT_EXPECT_EQ(test, netgpu_memctx_lookup(mc, a, &loc), 0);
+		rcu_read_unlock();
+		KUNIT_EXPECT_EQ(test, loc.off, i * PAGE_SIZE + 7);
+		KUNIT_EXPECT_EQ(test, loc.len, PAGE_SIZE - 7);
+		KUNIT_EXPECT_EQ(test, loc.dma & ~PAGE_MASK, 7);
+		/* Without an IOMMU the DMA address is the page's. */
+		KUNIT_ASSERT_EQ(test, get_user_pages_fast(a, 1, 0, &page), 1);
+		if (!device_iommu_mapped(mc->dev))
+			KUNIT_EXPECT_EQ(test, loc.dma & PAGE_MASK,
+					page_to_phys(page));
+		put_page(page);
+	}
+
+	kunit_release_action(test, host_memctx_release_action, mc);
+	kunit_release_action(test, host_region_put_action, r);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 4), 4);
+	kunit_release_action(test, host_mem_close_action, mem);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 4), 0);
+}
+
+/* Without CAP_IPC_LOCK pinned pages count against RLIMIT_MEMLOCK. */
+static void netgpu_host_test_memlock(struct kunit *test)
+{
+	struct netgpu_mem *mem = host_area(test, false);
+	struct netgpu_mem *priv = host_area(test, true);
+	long base = host_locked();
+	u64 addr;
+
+	addr = host_mmap(test, 32, PROT_READ | PROT_WRITE);
+	host_set_memlock(base + 8);
+
+	KUNIT_EXPECT_GT(test, host_add(mem, addr, 4 * PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, host_locked(), base + 4);
+	/* Over the limit: refused, nothing pinned or charged. */
+	KUNIT_EXPECT_EQ(test, host_add(mem, addr + 4 * PAGE_SIZE,
+				       5 * PAGE_SIZE), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, host_locked(), base + 4);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr + 4 * PAGE_SIZE, 5), 0);
+	/* Exactly up to the limit. */
+	KUNIT_EXPECT_GT(test, host_add(mem, addr + 4 * PAGE_SIZE,
+				       4 * PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, host_locked(), base + 8);
+	KUNIT_EXPECT_EQ(test, host_add(mem, addr + 8 * PAGE_SIZE, 1), -ENOMEM);
+
+	/* CAP_IPC_LOCK: not charged, not limited. */
+	KUNIT_EXPECT_GT(test, host_add(priv, addr + 8 * PAGE_SIZE,
+				       16 * PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, host_locked(), base + 8);
+
+	kunit_release_action(test, host_mem_close_action, mem);
+	KUNIT_EXPECT_EQ(test, host_locked(), base);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 8), 0);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr + 8 * PAGE_SIZE, 16), 16);
+}
+
+/* Unaligned start and length cover every page they touch. */
+static void netgpu_host_test_unaligned(struct kunit *test)
+{
+	static const struct {
+		u64 off, len, pages;
+	} cases[] = {
+		{ 100, PAGE_SIZE, 2 },
+		{ PAGE_SIZE - 1, 2, 2 },
+		{ 0, 1, 1 },
+		{ 5, PAGE_SIZE - 5, 1 },
+		{ PAGE_SIZE + 1, 2 * PAGE_SIZE, 3 },
+	};
+	struct netgpu_mem *mem = host_area(test, false);
+	long base = host_locked();
+	struct netgpu_mem_loc loc;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	unsigned int i;
+	u64 addr;
+	int err;
+
+	mc = host_ctx(test);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		addr = host_mmap(test, 4, PROT_READ | PROT_WRITE);
+		r = host_get(test, mem, host_add(mem, addr + cases[i].off,
+						 cases[i].len));
+		KUNIT_EXPECT_EQ_MSG(test, r->start,
+				    addr + round_down(cases[i].off, PAGE_SIZE),
+				    "case %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, r->nr_pages, cases[i].pages,
+				    "case %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, host_locked(), base + cases[i].pages,
+				    "case %u", i);
+		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+		rcu_read_lock();
+		err = netgpu_memctx_lookup(mc, addr + cases[i].off, &loc);
+		rcu_read_unlock();
+		KUNIT_EXPECT_EQ(test, err, 0);
+		KUNIT_EXPECT_EQ(test, loc.dma & ~PAGE_MASK,
+				cases[i].off & ~PAGE_MASK);
+		KUNIT_ASSERT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+		kunit_release_action(test, host_region_put_action, r);
+		base = host_locked();
+	}
+}
+
+/* Bad ranges are refused and leave nothing pinned or charged. */
+static void netgpu_host_test_refusals(struct kunit *test)
+{
+	struct netgpu_mem *mem = host_area(test, false);
+	long base = host_locked();
+	u64 rw, ro, hole, gone;
+	struct {
+		const char *what;
+		u64 addr, len;
+		int err;
+	} cases[] = {
+		{ "zero length", 0, 0, -EINVAL },
+		{ "wraps", U64_MAX - PAGE_SIZE, 2 * PAGE_SIZE, -EOVERFLOW },
+		{ "page-rounded end wraps", U64_MAX - 10, 5, -EOVERFLOW },
+		{ "kernel address", (u64)PAGE_OFFSET, PAGE_SIZE, -EFAULT },
+		{ "too many pages", 0x10000,
+		  ((u64)INT_MAX + 1) << PAGE_SHIFT, -E2BIG },
+		{ "read-only", 0, 4 * PAGE_SIZE, -EFAULT },
+		{ "hole after 2 pages", 0, 4 * PAGE_SIZE, -EFAULT },
+		{ "unmapped", 0, 2 * PAGE_SIZE, -EFAULT },
+	};
+	unsigned int i;
+
+	rw = host_mmap(test, 4, PROT_READ | PROT_WRITE);
+	ro = host_mmap(test, 4, PROT_READ);
+	hole = host_mmap(test, 4, PROT_READ | PROT_WRITE);
+	KUNIT_ASSERT_EQ(test, vm_munmap(hole + 2 * PAGE_SIZE, 2 * PAGE_SIZE),
+			0);
+	gone = host_mmap(test, 2, PROT_READ | PROT_WRITE);
+	KUNIT_ASSERT_EQ(test, vm_munmap(gone, 2 * PAGE_SIZE), 0);
+	cases[0].addr = rw;
+	cases[5].addr = ro;
+	cases[6].addr = hole;
+	cases[7].addr = gone;
+
+	host_set_memlock(base + 64);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		KUNIT_EXPECT_EQ_MSG(test, host_add(mem, cases[i].addr,
+						   cases[i].len),
+				    cases[i].err, "%s", cases[i].what);
+		KUNIT_EXPECT_EQ_MSG(test, host_locked(), base, "%s",
+				    cases[i].what);
+	}
+	KUNIT_EXPECT_EQ(test, host_pinned(test, rw, 4), 0);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, ro, 4), 0);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, hole, 2), 0);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mem->regions));
+}
+
+/*
+ * RFC netgpu_host_get_pages() computed n = nr_pages - idx + 1 and read
+ * one entry past the page array.  From the last page only one page may
+ * come back, and nothing is written past it.
+ */
+static void netgpu_host_test_rfc_get_pages_overrun(struct kunit *test)
+{
+	struct netgpu_mem *mem = host_area(test, true);
+	struct page *pages[6];
+	struct netgpu_region *r;
+	struct page *poison;
+	u64 addr;
+	int i, n;
+
+	poison = ERR_PTR(-ENOENT);
+	addr = host_mmap(test, 3, PROT_READ | PROT_WRITE);
+	r = host_get(test, mem, host_add(mem, addr, 3 * PAGE_SIZE));
+
+	for (i = 0; i < (int)ARRAY_SIZE(pages); i++)
+		pages[i] = poison;
+	n = netgpu_region_get_pages(r, addr + 2 * PAGE_SIZE, pages, 4);
+	KUNIT_EXPECT_EQ(test, n, 1);
+	KUNIT_EXPECT_PTR_EQ(test, pages[1], poison);
+	for (i = 0; i < n && i < (int)ARRAY_SIZE(pages); i++)
+		put_page(pages[i]);
+
+	n = netgpu_region_get_pages(r, addr, pages, 5);
+	KUNIT_EXPECT_EQ(test, n, 3);
+	KUNIT_EXPECT_PTR_EQ(test, pages[3], poison);
+	for (i = 0; i < n && i < (int)ARRAY_SIZE(pages); i++)
+		put_page(pages[i]);
+
+	KUNIT_EXPECT_EQ(test, netgpu_region_get_pages(r, addr + 3 * PAGE_SIZE,
+						      pages, 1), -EFAULT);
+	KUNIT_EXPECT_EQ(test, netgpu_region_get_pages(r, addr - 1, pages, 1),
+			-EFAULT);
+}
+
+/*
+ * Add a region, failing its 1st, 2nd, ... allocation (including the page
+ * faults of pinning) until it succeeds untouched; after each failure
+ * -ENOMEM, and pins and memlock accounting exactly as before.
+ */
+static void netgpu_host_test_add_fail_nth(struct kunit *test)
+{
+	struct netgpu_mem *mem = host_area(test, false);
+	long base = host_locked();
+	int n, id, left, faults = 0;
+	u64 addr;
+
+	host_set_memlock(base + 64);
+	for (n = 1; n < 1000; n++) {
+		/* Fresh memory each time: pinning faults pages in. */
+		addr = kunit_vm_mmap(test, NULL, 0, 8 * PAGE_SIZE,
+				     PROT_READ | PROT_WRITE,
+				     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+		KUNIT_ASSERT_NE(test, addr, 0);
+
+		current->fail_nth = n;
+		id = host_add(mem, addr + 10, 8 * PAGE_SIZE - 20);
+		left = current->fail_nth;
+		current->fail_nth = 0;
+
+		if (id > 0 && left)
+			break;
+		if (id > 0) {
+			struct netgpu_region *r = netgpu_mem_get_region(mem, id);
+
+			/* A fault something below absorbed: undo. */
+			KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+			netgpu_region_revoke(r);
+			netgpu_region_put(r);
+			KUNIT_EXPECT_EQ(test, host_locked(), base);
+			continue;
+		}
+		faults++;
+		KUNIT_EXPECT_EQ_MSG(test, id, -ENOMEM, "fail_nth=%d", n);
+		KUNIT_EXPECT_EQ_MSG(test, host_locked(), base, "fail_nth=%d",
+				    n);
+		KUNIT_EXPECT_EQ_MSG(test, host_pinned(test, addr, 8), 0,
+				    "fail_nth=%d", n);
+		KUNIT_EXPECT_TRUE(test, xa_empty(&mem->regions));
+	}
+	KUNIT_EXPECT_LT(test, n, 1000);
+	KUNIT_EXPECT_GT(test, faults, 0);
+	KUNIT_EXPECT_EQ(test, host_locked(), base + 8);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 8), 8);
+	kunit_info(test, "%d allocations, %d faults", n - 1, faults);
+}
+
+static struct kunit_case host_test_cases[] = {
+	KUNIT_CASE(netgpu_host_test_pin),
+	KUNIT_CASE(netgpu_host_test_memlock),
+	KUNIT_CASE(netgpu_host_test_unaligned),
+	KUNIT_CASE(netgpu_host_test_refusals),
+	KUNIT_CASE(netgpu_host_test_rfc_get_pages_overrun),
+	KUNIT_CASE(netgpu_host_test_add_fail_nth),
+	{}
+};
+
+static struct kunit_suite host_test_suite = {
+	.name = "netgpu_host",
+	.test_cases = host_test_cases,
+};
+
+kunit_test_suite(host_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the netgpu host memory provider");
+MODULE_LICENSE("GPL");

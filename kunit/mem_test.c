@@ -1,0 +1,932 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit suite for netgpu memory: areas, regions, shared per-device DMA
+ * maps, the context lookup, revocation and the provider registry.
+ *
+ * Cases that do not depend on the kind of memory run twice, on host
+ * memory (user pages of the test's own mm) and on a mock GPU dma-buf,
+ * both DMA-mapped for mock devices with real dma_map_* calls.  A test
+ * provider (no memory at all) checks the registry and the context the
+ * core calls providers in.
+ */
+
+#include <kunit/resource.h>
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/dma-buf.h>
+#include <linux/kthread.h>
+#include <linux/mman.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+
+#include "mem.h"
+#include "mock_gpu.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+KUNIT_DEFINE_ACTION_WRAPPER(mem_close_action, netgpu_mem_close,
+			    struct netgpu_mem *);
+KUNIT_DEFINE_ACTION_WRAPPER(region_put_action, netgpu_region_put,
+			    struct netgpu_region *);
+KUNIT_DEFINE_ACTION_WRAPPER(memctx_release_action, netgpu_memctx_release,
+			    struct netgpu_memctx *);
+
+/* Run @action(@ctx) when the test ends (or now, if that fails). */
+static void mem_defer(struct kunit *test, kunit_action_t *action, void *ctx)
+{
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, action, ctx), 0);
+}
+
+/* ===== Fixture: backends, area, devices ===== */
+
+struct mem_backend {
+	const char	*name;
+	u32		type;
+};
+
+static const struct mem_backend mem_backends[] = {
+	{ .name = "host",	.type = NETGPU_MEMTYPE_HOST },
+	{ .name = "dmabuf",	.type = NETGPU_MEMTYPE_DMABUF },
+};
+
+static void mem_backend_desc(const struct mem_backend *be, char *desc)
+{
+	strscpy(desc, be->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(mem_backend, mem_backends, mem_backend_desc);
+
+#define MEM_TEST_MAX_REGIONS	8
+
+struct mem_fix {
+	const struct mem_backend *be;
+	struct netgpu_mem	*mem;
+	struct device		*dev[2];
+	u64			next_addr;
+	unsigned int		nr;
+	struct netgpu_region	*r[MEM_TEST_MAX_REGIONS];
+	struct mock_gpu_buf	*buf[MEM_TEST_MAX_REGIONS];
+};
+
+static bool is_host(struct mem_fix *f)
+{
+	return f->be->type == NETGPU_MEMTYPE_HOST;
+}
+
+static int mem_test_init(struct kunit *test)
+{
+	struct mem_fix *f;
+
+	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	f->be = test->param_value ?: &mem_backends[0];
+	f->next_addr = 0x40000000ULL;
+	f->dev[0] = mock_dma_device(test, "netgpu-nic0");
+	if (IS_ERR(f->dev[0]))
+		return PTR_ERR(f->dev[0]);
+	f->dev[1] = mock_dma_device(test, "netgpu-nic1");
+	if (IS_ERR(f->dev[1]))
+		return PTR_ERR(f->dev[1]);
+	f->mem = netgpu_mem_create();
+	if (!f->mem)
+		return -ENOMEM;
+	test->priv = f;
+	return kunit_add_action_or_reset(test, mem_close_action, f->mem);
+}
+
+/* Address space for @nr_pages: user memory (host) or a fake base. */
+static u64 mem_space(struct kunit *test, unsigned long nr_pages)
+{
+	struct mem_fix *f = test->priv;
+	u64 addr;
+
+	if (is_host(f)) {
+		addr = kunit_vm_mmap(test, NULL, 0, nr_pages << PAGE_SHIFT,
+				     PROT_READ | PROT_WRITE,
+				     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+		KUNIT_ASSERT_NE(test, addr, 0);
+		return addr;
+	}
+	addr = f->next_addr;
+	f->next_addr += (nr_pages + 16) << PAGE_SHIFT;
+	return addr;
+}
+
+/* A region of @nr_pages at @addr; the test holds a reference. */
+static struct netgpu_region *mem_add(struct kunit *test, u64 addr,
+				     unsigned long nr_pages)
+{
+	struct mem_fix *f = test->priv;
+	struct netgpu_region_desc d = {
+		.type	= f->be->type,
+		.addr	= addr,
+	};
+	struct netgpu_region *r;
+	unsigned int *orders;
+	int id;
+
+	KUNIT_ASSERT_LT(test, f->nr, MEM_TEST_MAX_REGIONS);
+	if (is_host(f)) {
+		d.len = nr_pages << PAGE_SHIFT;
+	} else {
+		orders = kunit_kcalloc(test, nr_pages, sizeof(*orders),
+				       GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, orders);
+		f->buf[f->nr] = mock_gpu_buf_create(test, orders, nr_pages);
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, f->buf[f->nr]);
+		d.dmabuf = f->buf[f->nr]->dmabuf;
+	}
+	id = netgpu_mem_add_region(f->mem, &d);
+	KUNIT_ASSERT_GT(test, id, 0);
+	r = netgpu_mem_get_region(f->mem, id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+	mem_defer(test, region_put_action, r);
+	f->r[f->nr++] = r;
+	return r;
+}
+
+static struct netgpu_memctx *mem_ctx(struct kunit *test, struct device *dev)
+{
+	struct netgpu_memctx *mc;
+
+	mc = kunit_kzalloc(test, sizeof(*mc), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mc);
+	netgpu_memctx_init(mc, dev);
+	mem_defer(test, memctx_release_action, mc);
+	return mc;
+}
+
+static int mem_lookup(struct netgpu_memctx *mc, u64 addr,
+		      struct netgpu_mem_loc *loc)
+{
+	int err;
+
+	rcu_read_lock();
+	err = netgpu_memctx_lookup(mc, addr, loc);
+	rcu_read_unlock();
+	return err;
+}
+
+static unsigned int region_nr_maps(struct netgpu_region *r)
+{
+	unsigned int n;
+
+	mutex_lock(&r->lock);
+	n = list_count_nodes(&r->maps);
+	mutex_unlock(&r->lock);
+	return n;
+}
+
+/* References on the map of @r for @dev (0: no map). */
+static unsigned int region_map_refs(struct netgpu_region *r,
+				    struct device *dev)
+{
+	struct netgpu_dmamap *map;
+	unsigned int refs = 0;
+
+	mutex_lock(&r->lock);
+	list_for_each_entry(map, &r->maps, node)
+		if (map->dev == dev)
+			refs = refcount_read(&map->ref);
+	mutex_unlock(&r->lock);
+	return refs;
+}
+
+/* Exporter-side view of the i-th region: live attachments == mappings. */
+static void expect_exporter_maps(struct kunit *test, unsigned int i,
+				 unsigned int nr_maps)
+{
+	struct mem_fix *f = test->priv;
+
+	if (is_host(f))
+		return;
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->buf[i]->attachments), nr_maps);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->buf[i]->mappings), nr_maps);
+}
+
+/* Is what backs the i-th region (pins or the dma-buf) still held by it? */
+static bool backing_held(struct kunit *test, u64 addr, unsigned int i)
+{
+	struct mem_fix *f = test->priv;
+	struct page *page;
+	bool pinned;
+
+	if (!is_host(f))
+		return mock_gpu_file_count(f->buf[i]) > 1;
+	KUNIT_ASSERT_EQ(test, get_user_pages_fast(addr, 1, 0, &page), 1);
+	pinned = folio_maybe_dma_pinned(page_folio(page));
+	put_page(page);
+	return pinned;
+}
+
+/* ===== Test provider: no memory, records how the core calls it ===== */
+
+#define TPROV_TYPE	(NETGPU_MEMTYPE_MAX - 1)
+
+struct tprov_map {
+	struct netgpu_dmamap	map;
+	dma_addr_t		base;
+};
+
+static atomic_t tprov_regions = ATOMIC_INIT(0);
+static atomic_t tprov_maps = ATOMIC_INIT(0);
+static bool tprov_map_preemptible;
+static bool tprov_map_in_rcu;
+
+static struct netgpu_region *tprov_add(struct netgpu_mem *mem,
+				       const struct netgpu_region_desc *desc)
+{
+	struct netgpu_region *r;
+
+	if (!desc->len || !PAGE_ALIGNED(desc->addr | desc->len))
+		return ERR_PTR(-EINVAL);
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return ERR_PTR(-ENOMEM);
+	netgpu_region_init(r, desc->addr, desc->len);
+	atomic_inc(&tprov_regions);
+	return r;
+}
+
+static void tprov_release(struct netgpu_region *r)
+{
+	atomic_dec(&tprov_regions);
+	kfree(r);
+}
+
+/* Where the core calls map from: must be allowed to sleep. */
+static void tprov_record_context(void)
+{
+	tprov_map_preemptible = preemptible();
+	tprov_map_in_rcu = rcu_read_lock_any_held();
+}
+
+static struct netgpu_dmamap *tprov_map(struct netgpu_region *r,
+				       struct device *dev)
+{
+	struct tprov_map *tm;
+
+	tprov_record_context();
+	might_sleep();
+	tm = kzalloc(sizeof(*tm), GFP_KERNEL);
+	if (!tm)
+		return ERR_PTR(-ENOMEM);
+	tm->base = 0x10000000 * (1 + atomic_inc_return(&tprov_maps));
+	return &tm->map;
+}
+
+static void tprov_unmap(struct netgpu_dmamap *map)
+{
+	atomic_dec(&tprov_maps);
+	kfree(container_of(map, struct tprov_map, map));
+}
+
+static int tprov_dma(const struct netgpu_dmamap *map, u64 off,
+		     dma_addr_t *dma, u64 *len)
+{
+	*dma = container_of(map, struct tprov_map, map)->base + off;
+	*len = PAGE_SIZE - offset_in_page(off);
+	return 0;
+}
+
+static const struct netgpu_mem_ops tprov_ops = {
+	.owner		= THIS_MODULE,
+	.type		= TPROV_TYPE,
+	.name		= "test",
+	.add		= tprov_add,
+	.release	= tprov_release,
+	.map		= tprov_map,
+	.unmap		= tprov_unmap,
+	.dma		= tprov_dma,
+};
+
+static void tprov_unregister(void *ops)
+{
+	netgpu_mem_unregister_provider(ops);
+}
+
+static void tprov_register(struct kunit *test)
+{
+	KUNIT_ASSERT_EQ(test, netgpu_mem_register_provider(&tprov_ops), 0);
+	mem_defer(test, tprov_unregister, (void *)&tprov_ops);
+}
+
+static int tprov_add_region(struct kunit *test, u64 addr, u64 len)
+{
+	struct mem_fix *f = test->priv;
+	struct netgpu_region_desc d = {
+		.type = TPROV_TYPE, .addr = addr, .len = len,
+	};
+
+	return netgpu_mem_add_region(f->mem, &d);
+}
+
+/* ===== Test cases ===== */
+
+/* Missing or bad memory types get clear errnos; registration is unique. */
+static void netgpu_mem_test_registry(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct netgpu_region_desc d = { .addr = 0x10000, .len = PAGE_SIZE };
+	int base = atomic_read(&tprov_regions);
+	struct netgpu_mem_ops dup;
+	int id;
+
+	d.type = 0;
+	KUNIT_EXPECT_EQ(test, netgpu_mem_add_region(f->mem, &d), -EINVAL);
+	d.type = NETGPU_MEMTYPE_MAX;
+	KUNIT_EXPECT_EQ(test, netgpu_mem_add_region(f->mem, &d), -EINVAL);
+	/* Unregistered (after request_module found nothing). */
+	KUNIT_EXPECT_EQ(test, tprov_add_region(test, 0x10000, PAGE_SIZE),
+			-EOPNOTSUPP);
+
+	tprov_register(test);
+	KUNIT_EXPECT_EQ(test, netgpu_mem_register_provider(&tprov_ops),
+			-EEXIST);
+	/* The built-in providers hold their slots. */
+	dup = tprov_ops;
+	dup.type = NETGPU_MEMTYPE_HOST;
+	KUNIT_EXPECT_EQ(test, netgpu_mem_register_provider(&dup), -EEXIST);
+	dup.type = NETGPU_MEMTYPE_DMABUF;
+	KUNIT_EXPECT_EQ(test, netgpu_mem_register_provider(&dup), -EEXIST);
+	dup.add = NULL;
+	dup.type = TPROV_TYPE - 1;
+	KUNIT_EXPECT_EQ(test, netgpu_mem_register_provider(&dup), -EINVAL);
+	id = tprov_add_region(test, 0x10000, PAGE_SIZE);
+	KUNIT_EXPECT_GT(test, id, 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
+	/* The provider's own refusal comes through. */
+	KUNIT_EXPECT_EQ(test, tprov_add_region(test, 0x10001, PAGE_SIZE),
+			-EINVAL);
+
+	kunit_release_action(test, tprov_unregister, (void *)&tprov_ops);
+	KUNIT_EXPECT_EQ(test, tprov_add_region(test, 0x20000, PAGE_SIZE),
+			-EOPNOTSUPP);
+	/* A region outlives its provider's registration. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
+	kunit_release_action(test, mem_close_action, f->mem);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
+}
+
+/* Two contexts on one device share one map; another device gets its own. */
+static void netgpu_mem_test_sharing(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct netgpu_mem_loc la, lb, lc;
+	struct netgpu_memctx *a, *b, *c;
+	struct netgpu_region *r;
+	u64 addr;
+
+	addr = mem_space(test, 4);
+	r = mem_add(test, addr, 4);
+	a = mem_ctx(test, f->dev[0]);
+	b = mem_ctx(test, f->dev[0]);
+	c = mem_ctx(test, f->dev[1]);
+
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r), 0);
+	KUNIT_EXPECT_EQ(test, region_nr_maps(r), 1);
+	KUNIT_EXPECT_EQ(test, region_map_refs(r, f->dev[0]), 1);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(b, r), 0);
+	KUNIT_EXPECT_EQ(test, region_nr_maps(r), 1);
+	KUNIT_EXPECT_EQ(test, region_map_refs(r, f->dev[0]), 2);
+	expect_exporter_maps(test, 0, 1);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(c, r), 0);
+	KUNIT_EXPECT_EQ(test, region_nr_maps(r), 2);
+	KUNIT_EXPECT_EQ(test, region_map_refs(r, f->dev[0]), 2);
+	KUNIT_EXPECT_EQ(test, region_map_refs(r, f->dev[1]), 1);
+	expect_exporter_maps(test, 0, 2);
+	/* Area + test + three attachments. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 5);
+
+	addr += 2 * PAGE_SIZE + 123;
+	KUNIT_ASSERT_EQ(test, mem_lookup(a, addr, &la), 0);
+	KUNIT_ASSERT_EQ(test, mem_lookup(b, addr, &lb), 0);
+	KUNIT_ASSERT_EQ(test, mem_lookup(c, addr, &lc), 0);
+	KUNIT_EXPECT_PTR_EQ(test, la.map, lb.map);
+	KUNIT_EXPECT_PTR_NE(test, la.map, lc.map);
+	KUNIT_EXPECT_EQ(test, la.dma, lb.dma);
+	KUNIT_EXPECT_PTR_EQ(test, la.r, r);
+	KUNIT_EXPECT_EQ(test, la.off, 2 * PAGE_SIZE + 123);
+	KUNIT_EXPECT_EQ(test, la.dma & ~PAGE_MASK, 123);
+	KUNIT_EXPECT_EQ(test, mem_lookup(a, addr + 2 * PAGE_SIZE, &la),
+			-EFAULT);
+	KUNIT_EXPECT_EQ(test, mem_lookup(a, r->start - 1, &la), -EFAULT);
+}
+
+/* Detach in every order frees exactly the maps no context uses. */
+static void netgpu_mem_test_detach_orders(struct kunit *test)
+{
+	static const u8 perms[6][3] = {
+		{ 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 },
+		{ 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 },
+	};
+	struct mem_fix *f = test->priv;
+	struct netgpu_memctx *mc[3];
+	struct netgpu_region *r;
+	unsigned int p, i, on[2];
+	u64 addr;
+
+	addr = mem_space(test, 2);
+	r = mem_add(test, addr, 2);
+
+	for (p = 0; p < ARRAY_SIZE(perms); p++) {
+		/* Contexts 0 and 1 on device 0, context 2 on device 1. */
+		for (i = 0; i < 3; i++) {
+			mc[i] = mem_ctx(test, f->dev[i / 2]);
+			KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[i], r), 0);
+		}
+		on[0] = 2;
+		on[1] = 1;
+		for (i = 0; i < 3; i++) {
+			unsigned int k = perms[p][i];
+			struct netgpu_mem_loc loc;
+
+			KUNIT_ASSERT_EQ(test, netgpu_memctx_detach(mc[k], r), 0);
+			KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc[k], r),
+					-ENOENT);
+			KUNIT_EXPECT_EQ(test, mem_lookup(mc[k], addr, &loc),
+					-EFAULT);
+			on[k / 2]--;
+			KUNIT_EXPECT_EQ(test, region_map_refs(r, f->dev[0]),
+					on[0]);
+			KUNIT_EXPECT_EQ(test, region_map_refs(r, f->dev[1]),
+					on[1]);
+			KUNIT_EXPECT_EQ(test, region_nr_maps(r),
+					!!on[0] + !!on[1]);
+			expect_exporter_maps(test, 0, !!on[0] + !!on[1]);
+			KUNIT_EXPECT_EQ(test, refcount_read(&r->ref),
+					2 + on[0] + on[1]);
+		}
+	}
+	KUNIT_EXPECT_TRUE(test, backing_held(test, addr, 0));
+}
+
+/* Overlapping attachments in one context are refused with -EEXIST. */
+static void netgpu_mem_test_overlap(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct netgpu_region *r1, *r2, *r3;
+	struct netgpu_memctx *a, *b;
+	struct netgpu_mem_loc loc;
+	u64 addr;
+
+	addr = mem_space(test, 8);
+	r1 = mem_add(test, addr, 4);
+	r2 = mem_add(test, addr + 2 * PAGE_SIZE, 4);
+	r3 = mem_add(test, addr + 4 * PAGE_SIZE, 4);
+	a = mem_ctx(test, f->dev[0]);
+	b = mem_ctx(test, f->dev[0]);
+
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r1), 0);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(a, r1), -EEXIST);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(a, r2), -EEXIST);
+	KUNIT_EXPECT_EQ(test, region_nr_maps(r2), 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r2->ref), 2);
+	expect_exporter_maps(test, 1, 0);
+	/* Adjacent is not overlapping. */
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(a, r3), 0);
+	/* Another context may hold the overlapping one. */
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(b, r2), 0);
+
+	KUNIT_ASSERT_EQ(test, mem_lookup(a, addr + 3 * PAGE_SIZE, &loc), 0);
+	KUNIT_EXPECT_PTR_EQ(test, loc.r, r1);
+	KUNIT_ASSERT_EQ(test, mem_lookup(b, addr + 3 * PAGE_SIZE, &loc), 0);
+	KUNIT_EXPECT_PTR_EQ(test, loc.r, r2);
+	KUNIT_ASSERT_EQ(test, mem_lookup(a, addr + 4 * PAGE_SIZE, &loc), 0);
+	KUNIT_EXPECT_PTR_EQ(test, loc.r, r3);
+}
+
+/* A region lives while its area or an attachment holds it. */
+static void netgpu_mem_test_region_lifetime(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct netgpu_mem_loc loc;
+	struct netgpu_memctx *a;
+	struct netgpu_region *r;
+	u64 addr;
+	int id;
+
+	addr = mem_space(test, 2);
+	r = mem_add(test, addr, 2);
+	id = r->id;
+	a = mem_ctx(test, f->dev[0]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r), 0);
+
+	/* The area goes: the attachment keeps the region and its map. */
+	kunit_release_action(test, mem_close_action, f->mem);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
+	KUNIT_EXPECT_EQ(test, mem_lookup(a, addr, &loc), 0);
+	KUNIT_EXPECT_TRUE(test, backing_held(test, addr, 0));
+
+	/* The attachment goes: only the test's reference is left. */
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(a, r), 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
+	KUNIT_EXPECT_EQ(test, region_nr_maps(r), 0);
+	expect_exporter_maps(test, 0, 0);
+	KUNIT_EXPECT_TRUE(test, backing_held(test, addr, 0));
+
+	/* The last reference releases the memory. */
+	kunit_release_action(test, region_put_action, r);
+	KUNIT_EXPECT_FALSE(test, backing_held(test, addr, 0));
+	KUNIT_EXPECT_GT(test, id, 0);
+}
+
+/* Revocation detaches from every context, unmaps, and drops the area. */
+static void netgpu_mem_test_revoke(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct netgpu_memctx *mc[3];
+	struct netgpu_mem_loc loc;
+	struct netgpu_region *r;
+	unsigned int i;
+	u64 addr;
+	u32 id;
+
+	addr = mem_space(test, 4);
+	r = mem_add(test, addr, 4);
+	id = r->id;
+	for (i = 0; i < 3; i++) {
+		mc[i] = mem_ctx(test, f->dev[i / 2]);
+		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[i], r), 0);
+	}
+
+	netgpu_region_revoke(r);
+
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, mem_lookup(mc[i], addr, &loc), -EFAULT);
+		KUNIT_EXPECT_TRUE(test, xa_empty(&mc[i]->xa));
+		KUNIT_EXPECT_TRUE(test, list_empty(&mc[i]->atts));
+		KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc[i], r), -ENOENT);
+	}
+	KUNIT_EXPECT_EQ(test, region_nr_maps(r), 0);
+	expect_exporter_maps(test, 0, 0);
+	KUNIT_EXPECT_PTR_EQ(test, netgpu_mem_get_region(f->mem, id),
+			    ERR_PTR(-ENOENT));
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc[0], r), -ENODEV);
+	/* Only the test's reference is left; revoking again is harmless. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
+	netgpu_region_revoke(r);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
+	KUNIT_EXPECT_TRUE(test, backing_held(test, addr, 0));
+	kunit_release_action(test, region_put_action, r);
+	KUNIT_EXPECT_FALSE(test, backing_held(test, addr, 0));
+}
+
+/* ----- Concurrent lookups ----- */
+
+struct lookup_loop {
+	struct netgpu_memctx	*mc;
+	u64			addr;
+	unsigned long		nr_pages;
+	atomic_long_t		ok;
+	atomic_long_t		fail;
+	struct task_struct	*task;
+};
+
+static int lookup_loop_fn(void *data)
+{
+	struct lookup_loop *l = data;
+	struct netgpu_mem_loc loc;
+	unsigned long i;
+	int err;
+
+	while (!kthread_should_stop()) {
+		for (i = 0; i < l->nr_pages; i++) {
+			rcu_read_lock();
+			err = netgpu_memctx_lookup(l->mc, l->addr +
+						   i * PAGE_SIZE + 64, &loc);
+			/* Touch what the lookup returned, for KASAN. */
+			if (!err && (!loc.len || loc.r->len < loc.off ||
+				     !loc.map->dev))
+				err = -EINVAL;
+			rcu_read_unlock();
+			atomic_long_inc(err ? &l->fail : &l->ok);
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
+static void lookup_loop_stop(void *data)
+{
+	struct lookup_loop *l = data;
+
+	kthread_stop(l->task);
+}
+
+static struct lookup_loop *lookup_loop_start(struct kunit *test,
+					     struct netgpu_memctx *mc,
+					     u64 addr, unsigned long nr_pages)
+{
+	struct lookup_loop *l;
+
+	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	l->mc = mc;
+	l->addr = addr;
+	l->nr_pages = nr_pages;
+	l->task = kthread_run(lookup_loop_fn, l, "netgpu-lookup");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, l->task);
+	mem_defer(test, lookup_loop_stop, l);
+	return l;
+}
+
+/* Wait (bounded) until @counter moves past @from. */
+static bool lookup_loop_wait(atomic_long_t *counter, long from)
+{
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		if (atomic_long_read(counter) > from)
+			return true;
+		usleep_range(500, 1000);
+	}
+	return false;
+}
+
+/*
+ * Detach, re-attach and finally revoke while another thread looks the
+ * region up without a lock: KASAN must stay silent.
+ */
+static void netgpu_mem_test_concurrent_lookup(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct netgpu_memctx *a, *b;
+	struct lookup_loop *l;
+	struct netgpu_region *r;
+	long fails, found;
+	u64 addr;
+	int i;
+
+	addr = mem_space(test, 8);
+	r = mem_add(test, addr, 8);
+	a = mem_ctx(test, f->dev[0]);
+	b = mem_ctx(test, f->dev[1]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r), 0);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(b, r), 0);
+
+	l = lookup_loop_start(test, a, addr, 8);
+	KUNIT_ASSERT_TRUE(test, lookup_loop_wait(&l->ok, 0));
+
+	/* Each detach frees the only map on device 0 under the reader. */
+	for (i = 0; i < 20; i++) {
+		KUNIT_ASSERT_EQ(test, netgpu_memctx_detach(a, r), 0);
+		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r), 0);
+		found = atomic_long_read(&l->ok);
+		KUNIT_ASSERT_TRUE(test, lookup_loop_wait(&l->ok, found));
+	}
+
+	if (is_host(f)) {
+		netgpu_region_revoke(r);
+	} else {
+		mock_gpu_revoke(f->buf[0]);
+		netgpu_region_flush_revoke(r);
+	}
+	fails = atomic_long_read(&l->fail);
+	KUNIT_EXPECT_TRUE(test, lookup_loop_wait(&l->fail, fails));
+	kunit_release_action(test, lookup_loop_stop, l);
+
+	KUNIT_EXPECT_EQ(test, region_nr_maps(r), 0);
+	expect_exporter_maps(test, 0, 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
+	kunit_info(test, "%ld lookups found, %ld failed",
+		   atomic_long_read(&l->ok), atomic_long_read(&l->fail));
+}
+
+/* ----- Systematic fault injection ----- */
+
+struct mem_state {
+	unsigned int	maps;
+	unsigned int	refs;
+	unsigned int	map_refs;
+	int		exp_attachments;
+	int		exp_mappings;
+	int		exp_pins;
+	bool		ctx_empty;
+};
+
+static void mem_state(struct kunit *test, struct netgpu_region *r,
+		      struct netgpu_memctx *mc, struct mem_state *s)
+{
+	struct mem_fix *f = test->priv;
+
+	s->maps = region_nr_maps(r);
+	s->refs = refcount_read(&r->ref);
+	s->map_refs = region_map_refs(r, mc->dev);
+	s->ctx_empty = xa_empty(&mc->xa) && list_empty(&mc->atts);
+	s->exp_attachments = is_host(f) ? 0 :
+		atomic_read(&f->buf[0]->attachments);
+	s->exp_mappings = is_host(f) ? 0 : atomic_read(&f->buf[0]->mappings);
+	s->exp_pins = is_host(f) ? 0 : atomic_read(&f->buf[0]->pins);
+}
+
+static void expect_same_state(struct kunit *test, const struct mem_state *a,
+			      const struct mem_state *b, int n)
+{
+	KUNIT_EXPECT_EQ_MSG(test, a->maps, b->maps, "fail_nth=%d", n);
+	KUNIT_EXPECT_EQ_MSG(test, a->refs, b->refs, "fail_nth=%d", n);
+	KUNIT_EXPECT_EQ_MSG(test, a->map_refs, b->map_refs, "fail_nth=%d", n);
+	KUNIT_EXPECT_EQ_MSG(test, a->ctx_empty, b->ctx_empty, "fail_nth=%d",
+			    n);
+	KUNIT_EXPECT_EQ_MSG(test, a->exp_attachments, b->exp_attachments,
+			    "fail_nth=%d", n);
+	KUNIT_EXPECT_EQ_MSG(test, a->exp_mappings, b->exp_mappings,
+			    "fail_nth=%d", n);
+	KUNIT_EXPECT_EQ_MSG(test, a->exp_pins, b->exp_pins, "fail_nth=%d", n);
+}
+
+/*
+ * Attach, failing its 1st, 2nd, ... allocation until it succeeds
+ * untouched: the first attach on a device (it maps) and a second one on
+ * the same device (it shares the map).
+ */
+static void netgpu_mem_test_attach_fail_nth(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct mem_state before, after;
+	struct netgpu_memctx *mc[2];
+	struct netgpu_region *r;
+	int n, err, left, faults;
+	unsigned int i;
+	u64 addr;
+
+	addr = mem_space(test, 4);
+	r = mem_add(test, addr, 4);
+	mc[0] = mem_ctx(test, f->dev[0]);
+	mc[1] = mem_ctx(test, f->dev[0]);
+
+	for (i = 0; i < 2; i++) {
+		faults = 0;
+		for (n = 1; n < 1000; n++) {
+			mem_state(test, r, mc[i], &before);
+			current->fail_nth = n;
+			err = netgpu_memctx_attach(mc[i], r);
+			left = current->fail_nth;
+			current->fail_nth = 0;
+			if (!err && left)
+				break;
+			if (!err) {
+				/* A fault something below absorbed. */
+				err = netgpu_memctx_detach(mc[i], r);
+				KUNIT_ASSERT_EQ(test, err, 0);
+				continue;
+			}
+			faults++;
+			KUNIT_EXPECT_EQ_MSG(test, err, -ENOMEM, "fail_nth=%d",
+					    n);
+			mem_state(test, r, mc[i], &after);
+			expect_same_state(test, &before, &after, n);
+		}
+		KUNIT_EXPECT_LT(test, n, 1000);
+		KUNIT_EXPECT_GT(test, faults, 0);
+		kunit_info(test, "attach %u: %d allocations, %d faults", i,
+			   n - 1, faults);
+	}
+	KUNIT_EXPECT_EQ(test, region_map_refs(r, f->dev[0]), 2);
+	expect_exporter_maps(test, 0, 1);
+}
+
+/* Revocation allocates nothing: under any fault it completes. */
+static void netgpu_mem_test_revoke_fail_nth(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct netgpu_memctx *mc[2];
+	struct netgpu_mem_loc loc;
+	struct netgpu_region *r;
+	int n, left;
+	u64 addr;
+
+	for (n = 1; n < 50; n++) {
+		addr = mem_space(test, 2);
+		f->nr = 0;
+		r = mem_add(test, addr, 2);
+		mc[0] = mem_ctx(test, f->dev[0]);
+		mc[1] = mem_ctx(test, f->dev[1]);
+		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[0], r), 0);
+		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[1], r), 0);
+
+		current->fail_nth = n;
+		netgpu_region_revoke(r);
+		left = current->fail_nth;
+		current->fail_nth = 0;
+
+		KUNIT_EXPECT_EQ(test, mem_lookup(mc[0], addr, &loc), -EFAULT);
+		KUNIT_EXPECT_EQ(test, mem_lookup(mc[1], addr, &loc), -EFAULT);
+		KUNIT_EXPECT_EQ(test, region_nr_maps(r), 0);
+		expect_exporter_maps(test, 0, 0);
+		KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
+		kunit_release_action(test, region_put_action, r);
+		KUNIT_EXPECT_FALSE(test, backing_held(test, addr, 0));
+		if (left)
+			break;
+	}
+	KUNIT_EXPECT_LT(test, n, 50);
+}
+
+/* ----- RFC defects (DESIGN 6) ----- */
+
+/*
+ * RFC netgpu_mem_attach_ctx() called map_region() and kmalloc(GFP_KERNEL)
+ * under spin_lock(&r->lock).  The provider's map must run where it may
+ * sleep: preemptible, outside RCU.  The recorder itself tells a spinlock
+ * apart (second half), so this case fails against the RFC's locking.
+ */
+static DEFINE_SPINLOCK(rfc_r_lock);
+
+static void netgpu_mem_test_rfc_no_sleep_under_spinlock(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	int id;
+
+	if (!IS_ENABLED(CONFIG_PREEMPT_COUNT))
+		kunit_skip(test, "Test requires: CONFIG_PREEMPT_COUNT");
+
+	tprov_register(test);
+	id = tprov_add_region(test, 0x100000, 4 * PAGE_SIZE);
+	KUNIT_ASSERT_GT(test, id, 0);
+	r = netgpu_mem_get_region(f->mem, id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+	mem_defer(test, region_put_action, r);
+	mc = mem_ctx(test, f->dev[0]);
+
+	tprov_map_preemptible = false;
+	tprov_map_in_rcu = true;
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	KUNIT_EXPECT_TRUE(test, tprov_map_preemptible);
+	KUNIT_EXPECT_FALSE(test, tprov_map_in_rcu);
+
+	/* What the RFC did: the recorder notices. */
+	spin_lock(&rfc_r_lock);
+	tprov_record_context();
+	spin_unlock(&rfc_r_lock);
+	KUNIT_EXPECT_FALSE(test, tprov_map_preemptible);
+}
+
+/*
+ * RFC netgpu_mem_attach_ctx() found a region under rcu_read_lock() on a
+ * list that was not RCU-managed and used it after rcu_read_unlock(),
+ * with no reference: closing the area freed it under the user.  Lookup by
+ * id must return a counted reference that outlives the area.
+ */
+static void netgpu_mem_test_rfc_lookup_holds_ref(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	int base = atomic_read(&tprov_regions);
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	int id;
+
+	tprov_register(test);
+	id = tprov_add_region(test, 0x100000, 2 * PAGE_SIZE);
+	KUNIT_ASSERT_GT(test, id, 0);
+	r = netgpu_mem_get_region(f->mem, id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
+
+	kunit_release_action(test, mem_close_action, f->mem);
+	/* Still alive and usable through the looked-up reference. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
+	mc = mem_ctx(test, f->dev[0]);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+	netgpu_region_put(r);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_maps), 0);
+}
+
+static struct kunit_case mem_test_cases[] = {
+	KUNIT_CASE(netgpu_mem_test_registry),
+	KUNIT_CASE_PARAM(netgpu_mem_test_sharing, mem_backend_gen_params),
+	KUNIT_CASE_PARAM(netgpu_mem_test_detach_orders, mem_backend_gen_params),
+	KUNIT_CASE_PARAM(netgpu_mem_test_overlap, mem_backend_gen_params),
+	KUNIT_CASE_PARAM(netgpu_mem_test_region_lifetime,
+			 mem_backend_gen_params),
+	KUNIT_CASE_PARAM(netgpu_mem_test_revoke, mem_backend_gen_params),
+	KUNIT_CASE_PARAM(netgpu_mem_test_concurrent_lookup,
+			 mem_backend_gen_params),
+	KUNIT_CASE_PARAM(netgpu_mem_test_attach_fail_nth,
+			 mem_backend_gen_params),
+	KUNIT_CASE_PARAM(netgpu_mem_test_revoke_fail_nth,
+			 mem_backend_gen_params),
+	KUNIT_CASE(netgpu_mem_test_rfc_no_sleep_under_spinlock),
+	KUNIT_CASE(netgpu_mem_test_rfc_lookup_holds_ref),
+	{}
+};
+
+static struct kunit_suite mem_test_suite = {
+	.name = "netgpu_mem",
+	.init = mem_test_init,
+	.test_cases = mem_test_cases,
+};
+
+kunit_test_suite(mem_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for netgpu memory regions and DMA maps");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Mock GPU for netgpu's KUnit suites: a dynamic dma-buf exporter (it has
+ * pin/unpin, so importers may be told to move) of kernel pages, and a
+ * mock DMA device for the NIC side.  See mock_gpu.h.
+ */
+
+#include <kunit/device.h>
+#include <kunit/resource.h>
+#include <kunit/test.h>
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+
+#include "mock_gpu.h"
+
+MODULE_IMPORT_NS(DMA_BUF);
+
+static atomic_t mock_gpu_nr_bufs = ATOMIC_INIT(0);
+
+static int mock_gpu_attach(struct dma_buf *dmabuf,
+			   struct dma_buf_attachment *attach)
+{
+	struct mock_gpu_buf *buf = dmabuf->priv;
+
+	if (READ_ONCE(buf->fail_attach))
+		return READ_ONCE(buf->fail_attach);
+	atomic_inc(&buf->attachments);
+	return 0;
+}
+
+static void mock_gpu_detach(struct dma_buf *dmabuf,
+			    struct dma_buf_attachment *attach)
+{
+	struct mock_gpu_buf *buf = dmabuf->priv;
+
+	atomic_dec(&buf->attachments);
+}
+
+static int mock_gpu_pin(struct dma_buf_attachment *attach)
+{
+	struct mock_gpu_buf *buf = attach->dmabuf->priv;
+
+	dma_resv_assert_held(attach->dmabuf->resv);
+	atomic_inc(&buf->pins);
+	return 0;
+}
+
+static void mock_gpu_unpin(struct dma_buf_attachment *attach)
+{
+	struct mock_gpu_buf *buf = attach->dmabuf->priv;
+
+	dma_resv_assert_held(attach->dmabuf->resv);
+	atomic_dec(&buf->pins);
+}
+
+static struct sg_table *mock_gpu_map(struct dma_buf_attachment *attach,
+				     enum dma_data_direction dir)
+{
+	struct mock_gpu_buf *buf = attach->dmabuf->priv;
+	struct scatterlist *sg;
+	struct sg_table *sgt;
+	unsigned int i;
+	int err;
+
+	dma_resv_assert_held(attach->dmabuf->resv);
+	if (buf->revoked)
+		return ERR_PTR(-ENODEV);
+	if (READ_ONCE(buf->fail_map))
+		return ERR_PTR(READ_ONCE(buf->fail_map));
+
+	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	if (!sgt)
+		return ERR_PTR(-ENOMEM);
+	err = sg_alloc_table(sgt, buf->nr_chunks, GFP_KERNEL);
+	if (err)
+		goto err_free;
+	for_each_sgtable_sg(sgt, sg, i)
+		sg_set_page(sg, buf->pages[i], PAGE_SIZE << buf->orders[i], 0);
+	err = dma_map_sgtable(attach->dev, sgt, dir, 0);
+	if (err)
+		goto err_table;
+	atomic_inc(&buf->mappings);
+	return sgt;
+
+err_table:
+	sg_free_table(sgt);
+err_free:
+	kfree(sgt);
+	return ERR_PTR(err);
+}
+
+static void mock_gpu_unmap(struct dma_buf_attachment *attach,
+			   struct sg_table *sgt, enum dma_data_direction dir)
+{
+	struct mock_gpu_buf *buf = attach->dmabuf->priv;
+
+	dma_resv_assert_held(attach->dmabuf->resv);
+	dma_unmap_sgtable(attach->dev, sgt, dir, 0);
+	sg_free_table(sgt);
+	kfree(sgt);
+	atomic_dec(&buf->mappings);
+}
+
+static void mock_gpu_free(struct mock_gpu_buf *buf)
+{
+	unsigned int i;
+
+	for (i = 0; i < buf->nr_chunks; i++)
+		if (buf->pages[i])
+			__free_pages(buf->pages[i], buf->orders[i]);
+	kfree(buf->pages);
+	kfree(buf->orders);
+	kfree(buf);
+}
+
+static void mock_gpu_release(struct dma_buf *dmabuf)
+{
+	struct mock_gpu_buf *buf = dmabuf->priv;
+
+	WARN_ON(atomic_read(&buf->attachments) ||
+		atomic_read(&buf->mappings) || atomic_read(&buf->pins));
+	mock_gpu_free(buf);
+	atomic_dec(&mock_gpu_nr_bufs);
+}
+
+static const struct dma_buf_ops mock_gpu_dmabuf_ops = {
+	.attach		= mock_gpu_attach,
+	.detach		= mock_gpu_detach,
+	.pin		= mock_gpu_pin,
+	.unpin		= mock_gpu_unpin,
+	.map_dma_buf	= mock_gpu_map,
+	.unmap_dma_buf	= mock_gpu_unmap,
+	.release	= mock_gpu_release,
+};
+
+KUNIT_DEFINE_ACTION_WRAPPER(mock_gpu_put_action, dma_buf_put,
+			    struct dma_buf *);
+
+/**
+ * mock_gpu_buf_create() - export a buffer of chunks of given orders
+ * @test: the test; it holds a reference on the dma-buf until it ends
+ * @orders: allocation order of each chunk (each one sg entry)
+ * @nr_chunks: number of chunks
+ *
+ * Context: Process context.
+ * Return: the buffer, or an ERR_PTR().
+ */
+struct mock_gpu_buf *mock_gpu_buf_create(struct kunit *test,
+					 const unsigned int *orders,
+					 unsigned int nr_chunks)
+{
+	DEFINE_DMA_BUF_EXPORT_INFO(exp);
+	struct mock_gpu_buf *buf;
+	struct dma_buf *dmabuf;
+	unsigned int i;
+	int err;
+
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	buf->nr_chunks = nr_chunks;
+	buf->orders = kmemdup(orders, nr_chunks * sizeof(*orders),
+			      GFP_KERNEL);
+	buf->pages = kcalloc(nr_chunks, sizeof(*buf->pages), GFP_KERNEL);
+	if (!buf->orders || !buf->pages)
+		goto err_nomem;
+	for (i = 0; i < nr_chunks; i++) {
+		buf->pages[i] = alloc_pages(GFP_KERNEL | __GFP_ZERO, orders[i]);
+		if (!buf->pages[i])
+			goto err_nomem;
+		buf->size += PAGE_SIZE << orders[i];
+	}
+
+	exp.ops = &mock_gpu_dmabuf_ops;
+	exp.size = buf->size;
+	exp.flags = O_RDWR;
+	exp.priv = buf;
+	exp.exp_name = "netgpu_mock_gpu";
+	dmabuf = dma_buf_export(&exp);
+	if (IS_ERR(dmabuf)) {
+		mock_gpu_free(buf);
+		return ERR_CAST(dmabuf);
+	}
+	buf->dmabuf = dmabuf;
+	atomic_inc(&mock_gpu_nr_bufs);
+
+	err = kunit_add_action_or_reset(test, mock_gpu_put_action, dmabuf);
+	if (err)
+		return ERR_PTR(err);
+	return buf;
+
+err_nomem:
+	mock_gpu_free(buf);
+	return ERR_PTR(-ENOMEM);
+}
+EXPORT_SYMBOL_GPL(mock_gpu_buf_create);
+
+/**
+ * mock_gpu_revoke() - withdraw a live buffer, as a GPU driver evicting it
+ * @buf: the buffer
+ *
+ * Notifies every dynamic importer (move_notify) and refuses new maps.
+ *
+ * Context: Process context.  Takes the buffer's dma_resv lock.
+ */
+void mock_gpu_revoke(struct mock_gpu_buf *buf)
+{
+	dma_resv_lock(buf->dmabuf->resv, NULL);
+	buf->revoked = true;
+	dma_buf_move_notify(buf->dmabuf);
+	dma_resv_unlock(buf->dmabuf->resv);
+}
+EXPORT_SYMBOL_GPL(mock_gpu_revoke);
+
+/**
+ * mock_gpu_live_bufs() - number of exported buffers not yet released
+ *
+ * Context: Any context.
+ * Return: the count.
+ */
+int mock_gpu_live_bufs(void)
+{
+	return atomic_read(&mock_gpu_nr_bufs);
+}
+EXPORT_SYMBOL_GPL(mock_gpu_live_bufs);
+
+/**
+ * mock_gpu_file_count() - references on the buffer's file
+ * @buf: the buffer
+ *
+ * Context: Any context.
+ * Return: the count.
+ */
+long mock_gpu_file_count(struct mock_gpu_buf *buf)
+{
+	return file_count(buf->dmabuf->file);
+}
+EXPORT_SYMBOL_GPL(mock_gpu_file_count);
+
+/**
+ * mock_dma_device() - a device to DMA-map for, as a NIC's
+ * @test: the test; the device goes when it ends
+ * @name: unique within the test
+ *
+ * A KUnit device with a 64-bit DMA mask: maps for it are real dma_map_*
+ * calls (dma-direct, or an IOMMU if the machine has one).
+ *
+ * Context: Process context.
+ * Return: the device or an ERR_PTR().
+ */
+struct device *mock_dma_device(struct kunit *test, const char *name)
+{
+	struct device *dev;
+	int err;
+
+	dev = kunit_device_register(test, name);
+	if (IS_ERR(dev))
+		return dev;
+	err = dma_coerce_mask_and_coherent(dev, DMA_BIT_MASK(64));
+	if (err)
+		return ERR_PTR(err);
+	return dev;
+}
+EXPORT_SYMBOL_GPL(mock_dma_device);
+
+MODULE_DESCRIPTION("netgpu KUnit mock GPU (dma-buf exporter)");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A mock GPU for netgpu's KUnit suites: a dma-buf exporter of kernel
+ * pages (memory that is not the test's user memory) in chunks of chosen
+ * sizes, so the importer sees sg segments of any shape, which tests can
+ * make refuse attach or map, revoke on demand, and whose live
+ * attachments, mappings and pins they can count.
+ */
+#ifndef _NETGPU_MOCK_GPU_H
+#define _NETGPU_MOCK_GPU_H
+
+#include <linux/atomic.h>
+#include <linux/types.h>
+
+struct device;
+struct dma_buf;
+struct kunit;
+struct page;
+
+/**
+ * struct mock_gpu_buf - one exported buffer
+ * @dmabuf: the dma-buf (the test holds a reference until it ends)
+ * @size: bytes
+ * @fail_attach: errno the next attaches fail with (0: succeed)
+ * @fail_map: errno the next maps fail with (0: succeed)
+ * @revoked: mock_gpu_revoke() ran; maps fail with -ENODEV
+ * @attachments: live attachments
+ * @mappings: live mappings
+ * @pins: live pins
+ * @nr_chunks: entries of @orders and @pages
+ * @orders: allocation order of each chunk, one sg entry each
+ * @pages: first page of each chunk
+ */
+struct mock_gpu_buf {
+	struct dma_buf	*dmabuf;
+	size_t		size;
+	int		fail_attach;
+	int		fail_map;
+	bool		revoked;
+	atomic_t	attachments;
+	atomic_t	mappings;
+	atomic_t	pins;
+	unsigned int	nr_chunks;
+	unsigned int	*orders;
+	struct page	**pages;
+};
+
+struct mock_gpu_buf *mock_gpu_buf_create(struct kunit *test,
+					 const unsigned int *orders,
+					 unsigned int nr_chunks);
+void mock_gpu_revoke(struct mock_gpu_buf *buf);
+int mock_gpu_live_bufs(void);
+long mock_gpu_file_count(struct mock_gpu_buf *buf);
+struct device *mock_dma_device(struct kunit *test, const char *name);
+
+#endif /* _NETGPU_MOCK_GPU_H */

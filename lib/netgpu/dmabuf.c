@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netgpu dma-buf memory provider: device memory (a GPU's, or any other
+ * exporter's) imported as a dma-buf.  Each DMA map is a dynamic
+ * attachment for the NIC's device; the exporter may move or withdraw the
+ * memory at any time, which revokes the region (move_notify).
+ */
+
+#include <linux/dma-buf.h>
+#include <linux/dma-resv.h>
+#include <linux/err.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/overflow.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+
+#include "mem.h"
+
+MODULE_IMPORT_NS(DMA_BUF);
+
+/**
+ * struct netgpu_dmabuf_region - a region backed by a dma-buf
+ * @r: core region
+ * @dmabuf: the buffer (a reference is held)
+ */
+struct netgpu_dmabuf_region {
+	struct netgpu_region	r;
+	struct dma_buf		*dmabuf;
+};
+
+/**
+ * struct netgpu_dmabuf_seg - one DMA-contiguous segment of a mapping
+ * @off: offset in the buffer of its first byte
+ * @len: bytes
+ * @dma: DMA address of its first byte
+ */
+struct netgpu_dmabuf_seg {
+	u64			off;
+	u64			len;
+	dma_addr_t		dma;
+};
+
+/**
+ * struct netgpu_dmabuf_map - a dma-buf attached and mapped for a device
+ * @map: core map
+ * @attach: dynamic attachment; its importer_priv is this map
+ * @sgt: the exporter's mapping
+ * @nr_segs: entries of @segs
+ * @segs: the mapping's segments, sorted by offset, for lookups
+ */
+struct netgpu_dmabuf_map {
+	struct netgpu_dmamap	map;
+	struct dma_buf_attachment *attach;
+	struct sg_table		*sgt;
+	unsigned int		nr_segs;
+	struct netgpu_dmabuf_seg *segs;
+};
+
+static struct netgpu_dmabuf_region *to_dmabuf_region(struct netgpu_region *r)
+{
+	return container_of(r, struct netgpu_dmabuf_region, r);
+}
+
+static struct netgpu_dmabuf_map *to_dmabuf_map(const struct netgpu_dmamap *map)
+{
+	return container_of(map, struct netgpu_dmabuf_map, map);
+}
+
+static struct netgpu_region *
+netgpu_dmabuf_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
+{
+	struct netgpu_dmabuf_region *dr;
+	struct dma_buf *dmabuf;
+	u64 end;
+	int err;
+
+	if (!PAGE_ALIGNED(desc->addr))
+		return ERR_PTR(-EINVAL);
+
+	if (desc->dmabuf) {
+		dmabuf = desc->dmabuf;
+		get_dma_buf(dmabuf);
+	} else {
+		dmabuf = dma_buf_get(desc->fd);
+		if (IS_ERR(dmabuf))
+			return ERR_CAST(dmabuf);
+	}
+
+	err = -EINVAL;
+	if (!dmabuf->size || !PAGE_ALIGNED(dmabuf->size) ||
+	    (desc->len && desc->len != dmabuf->size))
+		goto err_put;
+	err = -EOVERFLOW;
+	if (check_add_overflow(desc->addr, (u64)dmabuf->size, &end))
+		goto err_put;
+
+	err = -ENOMEM;
+	dr = kzalloc(sizeof(*dr), GFP_KERNEL);
+	if (!dr)
+		goto err_put;
+	netgpu_region_init(&dr->r, desc->addr, dmabuf->size);
+	dr->dmabuf = dmabuf;
+	return &dr->r;
+
+err_put:
+	dma_buf_put(dmabuf);
+	return ERR_PTR(err);
+}
+
+static void netgpu_dmabuf_release(struct netgpu_region *r)
+{
+	struct netgpu_dmabuf_region *dr = to_dmabuf_region(r);
+
+	dma_buf_put(dr->dmabuf);
+	kfree(dr);
+}
+
+/*
+ * The exporter moves the buffer or withdraws it.  Called under the
+ * buffer's dma_resv lock, which ranks below every core lock: revoke
+ * asynchronously.  Our maps stay valid until the revocation unmaps them.
+ */
+static void netgpu_dmabuf_move_notify(struct dma_buf_attachment *attach)
+{
+	struct netgpu_dmabuf_map *dm = attach->importer_priv;
+
+	netgpu_region_revoke_async(dm->map.r);
+}
+
+static const struct dma_buf_attach_ops netgpu_dmabuf_attach_ops = {
+	.allow_peer2peer	= true,
+	.move_notify		= netgpu_dmabuf_move_notify,
+};
+
+/* Build the offset -> DMA table of a mapping; any segment sizes. */
+static int netgpu_dmabuf_build_segs(struct netgpu_dmabuf_map *dm, u64 size)
+{
+	struct scatterlist *sg;
+	unsigned int i, n = 0;
+	u64 off = 0;
+
+	dm->segs = kvmalloc_array(dm->sgt->nents, sizeof(*dm->segs),
+				  GFP_KERNEL);
+	if (!dm->segs)
+		return -ENOMEM;
+
+	for_each_sgtable_dma_sg(dm->sgt, sg, i) {
+		if (!sg_dma_len(sg))
+			continue;
+		if (off >= size)
+			break;
+		dm->segs[n].off = off;
+		dm->segs[n].len = min_t(u64, sg_dma_len(sg), size - off);
+		dm->segs[n].dma = sg_dma_address(sg);
+		off += dm->segs[n].len;
+		n++;
+	}
+	dm->nr_segs = n;
+
+	/* The exporter mapped less than the buffer. */
+	if (off < size) {
+		kvfree(dm->segs);
+		dm->segs = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static struct netgpu_dmamap *netgpu_dmabuf_map(struct netgpu_region *r,
+					       struct device *dev)
+{
+	struct dma_buf *dmabuf = to_dmabuf_region(r)->dmabuf;
+	struct netgpu_dmabuf_map *dm;
+	struct sg_table *sgt;
+	int err;
+
+	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
+	if (!dm)
+		return ERR_PTR(-ENOMEM);
+	/* move_notify may run as soon as we are attached. */
+	dm->map.r = r;
+
+	dm->attach = dma_buf_dynamic_attach(dmabuf, dev,
+					    &netgpu_dmabuf_attach_ops, dm);
+	if (IS_ERR(dm->attach)) {
+		err = PTR_ERR(dm->attach);
+		goto err_free;
+	}
+
+	dma_resv_lock(dmabuf->resv, NULL);
+	sgt = dma_buf_map_attachment(dm->attach, DMA_BIDIRECTIONAL);
+	dma_resv_unlock(dmabuf->resv);
+	if (IS_ERR(sgt)) {
+		err = PTR_ERR(sgt);
+		goto err_detach;
+	}
+	dm->sgt = sgt;
+
+	err = netgpu_dmabuf_build_segs(dm, r->len);
+	if (err)
+		goto err_unmap;
+	return &dm->map;
+
+err_unmap:
+	dma_resv_lock(dmabuf->resv, NULL);
+	dma_buf_unmap_attachment(dm->attach, sgt, DMA_BIDIRECTIONAL);
+	dma_resv_unlock(dmabuf->resv);
+err_detach:
+	dma_buf_detach(dmabuf, dm->attach);
+err_free:
+	kfree(dm);
+	return ERR_PTR(err);
+}
+
+static void netgpu_dmabuf_unmap(struct netgpu_dmamap *map)
+{
+	struct netgpu_dmabuf_map *dm = to_dmabuf_map(map);
+	struct dma_buf *dmabuf = dm->attach->dmabuf;
+
+	dma_resv_lock(dmabuf->resv, NULL);
+	dma_buf_unmap_attachment(dm->attach, dm->sgt, DMA_BIDIRECTIONAL);
+	dma_resv_unlock(dmabuf->resv);
+	dma_buf_detach(dmabuf, dm->attach);
+	kvfree(dm->segs);
+	kfree(dm);
+}
+
+static int netgpu_dmabuf_dma(const struct netgpu_dmamap *map, u64 off,
+			     dma_addr_t *dma, u64 *len)
+{
+	const struct netgpu_dmabuf_map *dm = to_dmabuf_map(map);
+	unsigned int lo = 0, hi = dm->nr_segs;
+	const struct netgpu_dmabuf_seg *seg;
+
+	/* The last segment starting at or before @off. */
+	while (hi - lo > 1) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (dm->segs[mid].off <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (!dm->nr_segs)
+		return -EFAULT;
+	seg = &dm->segs[lo];
+	if (off < seg->off || off - seg->off >= seg->len)
+		return -EFAULT;
+	*dma = seg->dma + (off - seg->off);
+	*len = seg->len - (off - seg->off);
+	return 0;
+}
+
+const struct netgpu_mem_ops netgpu_dmabuf_ops = {
+	.owner		= THIS_MODULE,
+	.type		= NETGPU_MEMTYPE_DMABUF,
+	.name		= "dmabuf",
+	.add		= netgpu_dmabuf_add,
+	.release	= netgpu_dmabuf_release,
+	.map		= netgpu_dmabuf_map,
+	.unmap		= netgpu_dmabuf_unmap,
+	.dma		= netgpu_dmabuf_dma,
+};
+
+/**
+ * netgpu_dmabuf_add_region() - register a dma-buf as a region
+ * @mem: the area
+ * @dmabuf: the buffer; the region takes its own reference
+ * @addr: page-aligned address the buffer's first byte is known by
+ *
+ * Context: Process context, may sleep.
+ * Return: the region id (> 0) or a negative errno, as
+ * netgpu_mem_add_region().
+ */
+int netgpu_dmabuf_add_region(struct netgpu_mem *mem, struct dma_buf *dmabuf,
+			     u64 addr)
+{
+	struct netgpu_region_desc desc = {
+		.type	= NETGPU_MEMTYPE_DMABUF,
+		.addr	= addr,
+		.dmabuf	= dmabuf,
+	};
+
+	return netgpu_mem_add_region(mem, &desc);
+}
+EXPORT_SYMBOL_GPL(netgpu_dmabuf_add_region);
+
+/**
+ * netgpu_dmabuf_add_region_fd() - register a dma-buf fd as a region
+ * @mem: the area
+ * @fd: dma-buf file descriptor of the calling process
+ * @addr: page-aligned address the buffer's first byte is known by
+ *
+ * Context: Process context, may sleep.
+ * Return: the region id (> 0), -EBADF or -EINVAL for an fd that is not a
+ * dma-buf, or another negative errno as netgpu_mem_add_region().
+ */
+int netgpu_dmabuf_add_region_fd(struct netgpu_mem *mem, int fd, u64 addr)
+{
+	struct netgpu_region_desc desc = {
+		.type	= NETGPU_MEMTYPE_DMABUF,
+		.addr	= addr,
+		.fd	= fd,
+	};
+
+	return netgpu_mem_add_region(mem, &desc);
+}
+EXPORT_SYMBOL_GPL(netgpu_dmabuf_add_region_fd);

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netgpu host memory provider: pages of the calling process, pinned
+ * FOLL_LONGTERM and charged to its user's RLIMIT_MEMLOCK (unless it had
+ * CAP_IPC_LOCK when it created the area), DMA-mapped page by page.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/err.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/overflow.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "mem.h"
+
+/* pin_user_pages_fast() counts pages in an int. */
+#define NETGPU_HOST_MAX_PAGES	((unsigned long)INT_MAX)
+
+/**
+ * struct netgpu_host_region - a region of pinned user pages
+ * @r: core region
+ * @pages: @r.nr_pages pinned pages
+ * @user: user charged, or NULL when not accounted
+ * @acct_pages: pages charged to @user
+ */
+struct netgpu_host_region {
+	struct netgpu_region	r;
+	struct page		**pages;
+	struct user_struct	*user;
+	unsigned long		acct_pages;
+};
+
+/**
+ * struct netgpu_host_map - DMA addresses of a host region's pages
+ * @map: core map
+ * @nr_pages: entries in @dma
+ * @dma: one per page
+ */
+struct netgpu_host_map {
+	struct netgpu_dmamap	map;
+	unsigned long		nr_pages;
+	dma_addr_t		dma[];
+};
+
+static struct netgpu_host_region *to_host_region(struct netgpu_region *r)
+{
+	return container_of(r, struct netgpu_host_region, r);
+}
+
+static const struct netgpu_host_map *
+to_host_map(const struct netgpu_dmamap *map)
+{
+	return container_of(map, struct netgpu_host_map, map);
+}
+
+/* Charge @nr_pages to @user against the caller's RLIMIT_MEMLOCK. */
+static int netgpu_host_account(struct user_struct *user,
+			       unsigned long nr_pages)
+{
+	unsigned long limit, cur, new;
+
+	limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	cur = atomic_long_read(&user->locked_vm);
+	do {
+		if (check_add_overflow(cur, nr_pages, &new) || new > limit)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
+	return 0;
+}
+
+static void netgpu_host_unaccount(struct user_struct *user,
+				  unsigned long nr_pages)
+{
+	atomic_long_sub(nr_pages, &user->locked_vm);
+}
+
+static struct netgpu_region *
+netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
+{
+	struct netgpu_host_region *hr;
+	unsigned long nr_pages;
+	unsigned long pinned;
+	u64 start, end;
+	int err, ret;
+
+	if (!desc->len)
+		return ERR_PTR(-EINVAL);
+	/* The range must not wrap, nor its page-rounded end. */
+	if (check_add_overflow(desc->addr, desc->len, &end) ||
+	    check_add_overflow(end, (u64)PAGE_SIZE - 1, &end))
+		return ERR_PTR(-EOVERFLOW);
+	if (!access_ok(u64_to_user_ptr(desc->addr), desc->len))
+		return ERR_PTR(-EFAULT);
+	start = round_down(desc->addr, PAGE_SIZE);
+	end = round_down(end, PAGE_SIZE);
+	nr_pages = (end - start) >> PAGE_SHIFT;
+	if (nr_pages > NETGPU_HOST_MAX_PAGES)
+		return ERR_PTR(-E2BIG);
+
+	hr = kzalloc(sizeof(*hr), GFP_KERNEL);
+	if (!hr)
+		return ERR_PTR(-ENOMEM);
+	netgpu_region_init(&hr->r, start, end - start);
+
+	hr->pages = kvmalloc_array(nr_pages, sizeof(*hr->pages),
+				   GFP_KERNEL_ACCOUNT);
+	if (!hr->pages) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+
+	if (mem->account) {
+		err = netgpu_host_account(mem->user, nr_pages);
+		if (err)
+			goto err_free_pages;
+		hr->user = get_uid(mem->user);
+		hr->acct_pages = nr_pages;
+	}
+
+	/*
+	 * A short pin stops where something failed; ask again from there
+	 * to learn why (-EFAULT for a hole, -ENOMEM, ...).
+	 */
+	for (pinned = 0; pinned < nr_pages; pinned += ret) {
+		ret = pin_user_pages_fast(start + (pinned << PAGE_SHIFT),
+					  nr_pages - pinned,
+					  FOLL_WRITE | FOLL_LONGTERM,
+					  hr->pages + pinned);
+		if (ret <= 0) {
+			/* Release what we did get. */
+			unpin_user_pages(hr->pages, pinned);
+			err = ret ?: -EFAULT;
+			goto err_unaccount;
+		}
+	}
+	return &hr->r;
+
+err_unaccount:
+	if (hr->user) {
+		netgpu_host_unaccount(hr->user, hr->acct_pages);
+		free_uid(hr->user);
+	}
+err_free_pages:
+	kvfree(hr->pages);
+err_free:
+	mutex_destroy(&hr->r.lock);
+	kfree(hr);
+	return ERR_PTR(err);
+}
+
+static void netgpu_host_release(struct netgpu_region *r)
+{
+	struct netgpu_host_region *hr = to_host_region(r);
+
+	unpin_user_pages(hr->pages, r->nr_pages);
+	if (hr->user) {
+		netgpu_host_unaccount(hr->user, hr->acct_pages);
+		free_uid(hr->user);
+	}
+	kvfree(hr->pages);
+	kfree(hr);
+}
+
+static struct netgpu_dmamap *netgpu_host_map(struct netgpu_region *r,
+					     struct device *dev)
+{
+	struct netgpu_host_region *hr = to_host_region(r);
+	struct netgpu_host_map *hm;
+	unsigned long i;
+
+	hm = kvzalloc(struct_size(hm, dma, r->nr_pages), GFP_KERNEL);
+	if (!hm)
+		return ERR_PTR(-ENOMEM);
+	hm->map.r = r;
+	hm->nr_pages = r->nr_pages;
+
+	for (i = 0; i < r->nr_pages; i++) {
+		hm->dma[i] = dma_map_page(dev, hr->pages[i], 0, PAGE_SIZE,
+					  DMA_BIDIRECTIONAL);
+		if (dma_mapping_error(dev, hm->dma[i]))
+			goto err_unmap;
+	}
+	return &hm->map;
+
+err_unmap:
+	while (i--)
+		dma_unmap_page(dev, hm->dma[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
+	kvfree(hm);
+	return ERR_PTR(-ENOMEM);
+}
+
+static void netgpu_host_unmap(struct netgpu_dmamap *map)
+{
+	struct netgpu_host_map *hm = container_of(map, struct netgpu_host_map,
+						  map);
+	unsigned long i;
+
+	for (i = 0; i < hm->nr_pages; i++)
+		dma_unmap_page(map->dev, hm->dma[i], PAGE_SIZE,
+			       DMA_BIDIRECTIONAL);
+	kvfree(hm);
+}
+
+static int netgpu_host_dma(const struct netgpu_dmamap *map, u64 off,
+			   dma_addr_t *dma, u64 *len)
+{
+	const struct netgpu_host_map *hm = to_host_map(map);
+	unsigned long idx = off >> PAGE_SHIFT;
+
+	if (idx >= hm->nr_pages)
+		return -EFAULT;
+	*dma = hm->dma[idx] + offset_in_page(off);
+	*len = PAGE_SIZE - offset_in_page(off);
+	return 0;
+}
+
+static int netgpu_host_get_pages(struct netgpu_region *r, u64 off,
+				 struct page **pages, unsigned int count)
+{
+	struct netgpu_host_region *hr = to_host_region(r);
+	unsigned long idx = off >> PAGE_SHIFT;
+	unsigned int i, n;
+
+	/* Pages idx .. nr_pages - 1 remain; not one more. */
+	n = min_t(unsigned long, count, r->nr_pages - idx);
+	for (i = 0; i < n; i++) {
+		pages[i] = hr->pages[idx + i];
+		get_page(pages[i]);
+	}
+	return n;
+}
+
+const struct netgpu_mem_ops netgpu_host_ops = {
+	.owner		= THIS_MODULE,
+	.type		= NETGPU_MEMTYPE_HOST,
+	.name		= "host",
+	.add		= netgpu_host_add,
+	.release	= netgpu_host_release,
+	.map		= netgpu_host_map,
+	.unmap		= netgpu_host_unmap,
+	.dma		= netgpu_host_dma,
+	.get_pages	= netgpu_host_get_pages,
+};
