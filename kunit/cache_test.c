@@ -546,7 +546,7 @@ static const u32 create_capacities[] = { 1, 100, 255, 1000, 65536 };
  */
 static void netgpu_cache_test_fault_create(struct kunit *test)
 {
-	u32 k, n, failures;
+	u32 k, n, failures, survived;
 	struct netgpu_cache *c;
 	unsigned int left;
 	int base;
@@ -554,8 +554,10 @@ static void netgpu_cache_test_fault_create(struct kunit *test)
 	base = atomic_read(&netgpu_cache_nr_allocs);
 	for (k = 0; k < ARRAY_SIZE(create_capacities); k++) {
 		u32 cap = create_capacities[k];
+		size_t size = struct_size(c, slots, 2 * (size_t)cap);
 
 		failures = 0;
+		survived = 0;
 		for (n = 1; n < 10000; n++) {
 			current->fail_nth = n;
 			c = netgpu_cache_create(cap, NUMA_NO_NODE);
@@ -581,12 +583,21 @@ static void netgpu_cache_test_fault_create(struct kunit *test)
 					base);
 			if (left)	/* the armed failure was never reached */
 				break;
+			survived++;
 		}
 		KUNIT_EXPECT_LT(test, n, 10000);
-		/* Failing the only kmalloc of a small cache must fail it. */
-		KUNIT_EXPECT_GT(test, failures, 0);
-		kunit_info(test, "capacity %u: %u allocations, %u failed creates",
-			   cap, n - 1, failures);
+		/* The first allocation is the cache's own kmalloc. */
+		KUNIT_EXPECT_GE(test, n, 2);
+		/*
+		 * Up to a page the cache is one kmalloc: failing it fails
+		 * create.  Above, kvmalloc falls back to vmalloc, which may
+		 * survive any single failure.
+		 */
+		if (size <= PAGE_SIZE)
+			KUNIT_EXPECT_GT(test, failures, 0);
+		kunit_info(test,
+			   "capacity %u (%zu bytes): %u allocations reached, %u failed creates, %u survived",
+			   cap, size, n - 1, failures, survived);
 	}
 }
 
@@ -821,17 +832,21 @@ static int conc_consumer(void *arg)
 			atomic_long_inc(&cc->gets);
 			conc_move(cc, buf, CB_CACHE, CB_NAPI);
 			if (prandom_u32_state(&rnd) & 3) {
+				/* Posted to the NIC, then received by a user. */
 				conc_move(cc, buf, CB_NAPI, CB_USER);
-				if (ptr_ring_produce(&cc->user, buf))
-					atomic_long_inc(&cc->put_errors);
-			} else {
-				conc_move(cc, buf, CB_NAPI, CB_CACHE);
-				if (netgpu_cache_put_napi(cc->c, buf))
-					atomic_long_inc(&cc->put_errors);
-				else
-					atomic_long_inc(&cc->puts_napi);
-				break;	/* else we would get it right back */
+				if (!ptr_ring_produce(&cc->user, buf))
+					continue;
+				/* The ring is sized never to be full. */
+				atomic_long_inc(&cc->put_errors);
+				conc_move(cc, buf, CB_USER, CB_NAPI);
 			}
+			/* Recycled in NAPI context. */
+			conc_move(cc, buf, CB_NAPI, CB_CACHE);
+			if (netgpu_cache_put_napi(cc->c, buf))
+				atomic_long_inc(&cc->put_errors);
+			else
+				atomic_long_inc(&cc->puts_napi);
+			break;	/* else the next get returns it right away */
 		}
 		local_bh_enable();
 		cond_resched();
@@ -864,13 +879,14 @@ static void netgpu_cache_test_concurrency(struct kunit *test)
 {
 	struct task_struct *prod[CONC_PRODUCERS], *cons;
 	struct netgpu_buf *buf;
+	u32 i, count, drained = 0;
 	struct conc_ctx *cc;
-	u32 i, drained = 0;
 	int j;
 
 	cc = kzalloc(sizeof(*cc), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, cc);
-	if (ptr_ring_init(&cc->user, CONC_BUFS, GFP_KERNEL)) {
+	/* Twice the buffers: ptr_ring frees consumed slots lazily. */
+	if (ptr_ring_init(&cc->user, 2 * CONC_BUFS, GFP_KERNEL)) {
 		kfree(cc);
 		KUNIT_FAIL_AND_ABORT(test, "ptr_ring_init");
 	}
@@ -916,12 +932,13 @@ static void netgpu_cache_test_concurrency(struct kunit *test)
 	while ((buf = ptr_ring_consume_bh(&cc->user)))
 		conc_put_any(cc, buf, &cc->puts_any);
 	local_bh_disable();
-	KUNIT_EXPECT_EQ(test, netgpu_cache_count(cc->c), CONC_BUFS);
+	count = netgpu_cache_count(cc->c);
 	while ((buf = netgpu_cache_get_napi(cc->c))) {
 		conc_move(cc, buf, CB_CACHE, CB_DONE);
 		drained++;
 	}
 	local_bh_enable();
+	KUNIT_EXPECT_EQ(test, count, CONC_BUFS);
 
 	kunit_info(test,
 		   "gets %ld, puts: napi %ld, any %ld, softirq %ld",

@@ -135,8 +135,8 @@ EXPORT_SYMBOL_GPL(netgpu_cache_destroy);
 noinline int netgpu_cache_put_overflow(struct netgpu_cache *c,
 				       struct netgpu_buf *buf)
 {
-	pr_err_ratelimited("netgpu: cache %p full (capacity %u), buffer %p not taken\n",
-			   c, c->capacity, buf);
+	pr_err_ratelimited("netgpu: buffer cache full (capacity %u): put refused, the caller keeps the buffer\n",
+			   c->capacity);
 	return -ENOSPC;
 }
 EXPORT_SYMBOL_GPL(netgpu_cache_put_overflow);
