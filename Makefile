@@ -14,7 +14,8 @@ OUT		:= $(CURDIR)/build
 FILTER		?=
 # The fault-injection boot options every suite relies on (patches/0001).
 FAULT_ARGS	:= failslab.ignore_gfp_wait=N fail_page_alloc.ignore_gfp_wait=N \
-		   fail_page_alloc.min_order=0
+		   fail_page_alloc.min_order=0 \
+		   failslab.verbose=1 fail_page_alloc.verbose=1
 
 CCACHE_DIR	?= $(NETGPU_CACHE)/ccache
 export NETGPU_CACHE PRISTINE SRC OUT CCACHE_DIR BUILD BENCH_BUILD FAULT_ARGS
