@@ -12,6 +12,7 @@
 #include <linux/anon_inodes.h>
 #include <linux/bits.h>
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -281,28 +282,38 @@ static void netgpu_queue_test_create_invalid(struct kunit *test)
 	netgpu_queue_destroy(NULL);
 }
 
-/* Fail the 1st, 2nd, ... allocation of create() until it succeeds. */
+/*
+ * Fail the 1st, 2nd, ... allocation of create() until one run completes
+ * without reaching the injected fault.  A fault that create() survives
+ * (another allocator absorbed it, kmemleak's object cache for instance) is
+ * not the end of the sweep.
+ */
 static void netgpu_queue_test_create_fault(struct kunit *test)
 {
+	unsigned int nth, left, failed = 0;
 	struct netgpu_queue *q;
-	unsigned int nth;
 
 	for (nth = 1; nth < 1000; nth++) {
 		current->fail_nth = nth;
 		q = netgpu_queue_create(NETGPU_QUEUE_RX, 64);
+		left = current->fail_nth;
 		current->fail_nth = 0;
-		if (!IS_ERR(q))
+		if (IS_ERR(q)) {
+			KUNIT_EXPECT_EQ_MSG(test, PTR_ERR(q), -ENOMEM,
+					    "fail_nth %u", nth);
+			failed++;
+			continue;
+		}
+		KUNIT_EXPECT_EQ(test, netgpu_queue_nb_free(q), 64U);
+		netgpu_queue_destroy(q);
+		if (left)
 			break;
-		KUNIT_EXPECT_EQ_MSG(test, PTR_ERR(q), -ENOMEM, "fail_nth %u",
-				    nth);
 	}
-	KUNIT_ASSERT_FALSE(test, IS_ERR(q));
-	/* At least the queue and the ring were failed once each. */
-	KUNIT_EXPECT_GE(test, nth, 3U);
-	kunit_info(test, "create() succeeded at fail_nth %u", nth);
-
-	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_free(q), 64U);
-	netgpu_queue_destroy(q);
+	kunit_info(test, "%u of %u injected faults failed create()", failed,
+		   nth - 1);
+	KUNIT_EXPECT_LT(test, nth, 1000U);
+	/* The queue and at least one allocation of the ring. */
+	KUNIT_EXPECT_GE(test, failed, 2U);
 }
 
 /* --- wrap-around --- */
@@ -764,15 +775,32 @@ struct qt_stress {
 	u64 received;
 	u64 bad_seq;
 	bool mismatch;
+	u64 empty_waits;
 	/* written by the producer thread, read after prod_done */
 	u64 sent;
-	u64 full_spins;
+	u64 full_waits;
 };
+
+/*
+ * Wait for the other thread: spin a little, then sleep.  Sleeping lets a
+ * round-robin TCG run the other vCPU instead of this spinning one.
+ */
+static void qt_stress_wait(unsigned int *spins, u64 *waits)
+{
+	if (++*spins < 64) {
+		cpu_relax();
+		return;
+	}
+	*spins = 0;
+	(*waits)++;
+	usleep_range(10, 50);
+}
 
 static int qt_stress_producer(void *arg)
 {
 	struct qt_stress *s = arg;
 	union qt_entry buf[QT_BATCH];
+	unsigned int spins = 0;
 	struct rnd_state rnd;
 
 	prandom_seed_state(&rnd, s->seed);
@@ -788,10 +816,10 @@ static int qt_stress_producer(void *arg)
 		/* Hold some batches back, but never when the ring is full. */
 		if (got < want || (r & 0x300))
 			netgpu_queue_prod_submit(s->q);
-		if (!got) {
-			s->full_spins++;
-			cond_resched();
-		}
+		if (!got)
+			qt_stress_wait(&spins, &s->full_waits);
+		else
+			spins = 0;
 	}
 	netgpu_queue_prod_submit(s->q);
 	kthread_complete_and_exit(&s->prod_done, 0);
@@ -801,6 +829,7 @@ static int qt_stress_consumer(void *arg)
 {
 	struct qt_stress *s = arg;
 	union qt_entry buf[QT_BATCH];
+	unsigned int spins = 0;
 	struct rnd_state rnd;
 
 	prandom_seed_state(&rnd, ~s->seed);
@@ -810,9 +839,10 @@ static int qt_stress_consumer(void *arg)
 
 		got = netgpu_queue_cons_peek_batch(s->q, buf, r % QT_BATCH + 1);
 		if (!got) {
-			cond_resched();
+			qt_stress_wait(&spins, &s->empty_waits);
 			continue;
 		}
+		spins = 0;
 		ok = entries_check(s->type, s->received, buf, got);
 		if (ok != got) {
 			s->bad_seq = s->received + ok;
@@ -870,7 +900,7 @@ static void netgpu_queue_test_stress(struct kunit *test)
 		KUNIT_ASSERT_FALSE(test, IS_ERR(prod));
 	}
 
-	timed_out = !wait_for_completion_timeout(&s->cons_done, 120 * HZ);
+	timed_out = !wait_for_completion_timeout(&s->cons_done, 60 * HZ);
 	if (timed_out)
 		WRITE_ONCE(s->stop, true);
 	wait_for_completion(&s->cons_done);
@@ -878,8 +908,9 @@ static void netgpu_queue_test_stress(struct kunit *test)
 	wait_for_completion(&s->prod_done);
 	ns = ktime_get_ns() - start;
 
-	kunit_info(test, "seed %#x: %llu entries in %llu ms, producer found the ring full %llu times",
-		   s->seed, s->received, ns / NSEC_PER_MSEC, s->full_spins);
+	kunit_info(test, "seed %#x: %llu of %llu entries sent, %llu received in %llu ms; slept %llu times on a full ring, %llu on an empty one",
+		   s->seed, s->sent, (u64)QT_STRESS_ENTRIES, s->received,
+		   ns / NSEC_PER_MSEC, s->full_waits, s->empty_waits);
 	KUNIT_EXPECT_FALSE(test, timed_out);
 	KUNIT_EXPECT_FALSE_MSG(test, s->mismatch, "wrong entry at seq %llu",
 			       s->bad_seq);
