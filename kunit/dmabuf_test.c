@@ -9,15 +9,21 @@
 
 #include <kunit/resource.h>
 #include <kunit/test.h>
+#include <linux/anon_inodes.h>
 #include <linux/device.h>
 #include <linux/dma-buf.h>
 #include <linux/fcntl.h>
 #include <linux/fdtable.h>
-#include <linux/io.h>
 #include <linux/file.h>
+#include <linux/io.h>
+#include <linux/miscdevice.h>
+#include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/sched.h>
+#include <linux/shmem_fs.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/udmabuf.h>
 
 #include "mem.h"
 #include "mock_gpu.h"
@@ -28,6 +34,7 @@ KUNIT_DEFINE_ACTION_WRAPPER(dmabuf_mem_close_action, netgpu_mem_close,
 			    struct netgpu_mem *);
 KUNIT_DEFINE_ACTION_WRAPPER(dmabuf_region_put_action, netgpu_region_put,
 			    struct netgpu_region *);
+KUNIT_DEFINE_ACTION_WRAPPER(dmabuf_put_action, dma_buf_put, struct dma_buf *);
 KUNIT_DEFINE_ACTION_WRAPPER(dmabuf_memctx_release_action,
 			    netgpu_memctx_release, struct netgpu_memctx *);
 
@@ -509,6 +516,136 @@ static void netgpu_dmabuf_test_map_fail_nth(struct kunit *test)
 	expect_segments(test, mc, buf, DMABUF_BASE);
 }
 
+/* ----- The in-tree udmabuf exporter ----- */
+
+static void dmabuf_put_file(void *file)
+{
+	fput(file);
+}
+
+/* udmabuf's misc device, found through the misc class. */
+static struct miscdevice *udmabuf_miscdev(struct kunit *test)
+{
+	struct miscdevice probe = {
+		.minor = MISC_DYNAMIC_MINOR,
+		.name = "netgpu-udmabuf-probe",
+		.fops = &(const struct file_operations){ .owner = THIS_MODULE },
+	};
+	struct miscdevice *misc = NULL;
+	struct device *dev;
+
+	if (misc_register(&probe))
+		return NULL;
+	dev = class_find_device_by_name(probe.this_device->class, "udmabuf");
+	misc_deregister(&probe);
+	if (dev) {
+		misc = dev_get_drvdata(dev);
+		put_device(dev);
+	}
+	return misc;
+}
+
+/*
+ * What a process does with memfd_create() and /dev/udmabuf, from the
+ * kernel: a sealed shmem file, its fd, UDMABUF_CREATE on the misc
+ * device with the request in user memory.  Returns the dma-buf.
+ */
+static struct dma_buf *udmabuf_make(struct kunit *test, size_t size)
+{
+	struct udmabuf_create create = { .flags = UDMABUF_FLAGS_CLOEXEC };
+	struct file *memfd, *ctl;
+	struct miscdevice *misc;
+	struct dma_buf *dmabuf;
+	u64 uarg;
+	int fd;
+	long ret;
+
+	if (!IS_ENABLED(CONFIG_UDMABUF) || !current->files)
+		kunit_skip(test, "Test requires: CONFIG_UDMABUF, a file table");
+	misc = udmabuf_miscdev(test);
+	if (!misc)
+		kunit_skip(test, "Test requires: /dev/udmabuf");
+
+	memfd = shmem_file_setup("netgpu-udmabuf", size, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, memfd);
+	/* memfd_create(MFD_ALLOW_SEALING) + F_ADD_SEALS(F_SEAL_SHRINK). */
+	SHMEM_I(file_inode(memfd))->seals = F_SEAL_SHRINK;
+	dmabuf_defer(test, dmabuf_put_file, memfd);
+
+	ctl = anon_inode_getfile("[udmabuf]", misc->fops, misc, O_RDWR);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctl);
+	dmabuf_defer(test, dmabuf_put_file, ctl);
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	KUNIT_ASSERT_GE(test, fd, 0);
+	get_file(memfd);
+	fd_install(fd, memfd);
+	create.memfd = fd;
+	create.size = size;
+
+	uarg = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, uarg, 0);
+	KUNIT_ASSERT_EQ(test, copy_to_user(u64_to_user_ptr(uarg), &create,
+					   sizeof(create)), 0);
+	ret = ctl->f_op->unlocked_ioctl(ctl, UDMABUF_CREATE, uarg);
+	close_fd(fd);
+	KUNIT_ASSERT_GE(test, ret, 0);
+
+	dmabuf = dma_buf_get(ret);
+	close_fd(ret);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dmabuf);
+	dmabuf_defer(test, dmabuf_put_action, dmabuf);
+	return dmabuf;
+}
+
+/*
+ * The same provider against a real exporter: udmabuf (static exporter,
+ * so dma-buf caches the mapping at attach) over shmem pages.
+ */
+static void netgpu_dmabuf_test_udmabuf(struct kunit *test)
+{
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_memctx *mc[2];
+	struct netgpu_mem_loc loc;
+	struct netgpu_region *r;
+	struct dma_buf *dmabuf;
+	long before;
+	u64 off;
+	int id;
+
+	dmabuf = udmabuf_make(test, 8 * PAGE_SIZE);
+	before = file_count(dmabuf->file);
+	id = netgpu_dmabuf_add_region(f->mem, dmabuf, DMABUF_BASE);
+	KUNIT_ASSERT_GT(test, id, 0);
+	r = netgpu_mem_get_region(f->mem, id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+	dmabuf_defer(test, dmabuf_region_put_action, r);
+	KUNIT_EXPECT_EQ(test, r->len, 8 * PAGE_SIZE);
+
+	mc[0] = dmabuf_ctx(test, f->dev[0]);
+	mc[1] = dmabuf_ctx(test, f->dev[1]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[0], r), 0);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[1], r), 0);
+	for (off = 0; off < 8 * PAGE_SIZE; off += PAGE_SIZE / 2) {
+		KUNIT_ASSERT_EQ(test, dmabuf_lookup(mc[0], DMABUF_BASE + off,
+						    &loc), 0);
+		KUNIT_EXPECT_EQ(test, loc.dma & ~PAGE_MASK, off & ~PAGE_MASK);
+		KUNIT_EXPECT_GE(test, loc.len, PAGE_SIZE - (off & ~PAGE_MASK));
+		KUNIT_EXPECT_LE(test, loc.len, 8 * PAGE_SIZE - off);
+	}
+	KUNIT_EXPECT_EQ(test, dmabuf_lookup(mc[0], DMABUF_BASE + 8 * PAGE_SIZE,
+					    &loc), -EFAULT);
+
+	/* Revocation works the same on a static exporter. */
+	netgpu_region_revoke(r);
+	KUNIT_EXPECT_EQ(test, dmabuf_lookup(mc[1], DMABUF_BASE, &loc),
+			-EFAULT);
+	KUNIT_EXPECT_TRUE(test, list_empty(&dmabuf->attachments));
+	kunit_release_action(test, dmabuf_region_put_action, r);
+	KUNIT_EXPECT_EQ(test, file_count(dmabuf->file), before);
+}
+
 static struct kunit_case dmabuf_test_cases[] = {
 	KUNIT_CASE(netgpu_dmabuf_test_map),
 	KUNIT_CASE_PARAM(netgpu_dmabuf_test_segments, seg_shape_gen_params),
@@ -519,6 +656,7 @@ static struct kunit_case dmabuf_test_cases[] = {
 	KUNIT_CASE(netgpu_dmabuf_test_rfc_no_extra_put),
 	KUNIT_CASE(netgpu_dmabuf_test_add_fail_nth),
 	KUNIT_CASE(netgpu_dmabuf_test_map_fail_nth),
+	KUNIT_CASE(netgpu_dmabuf_test_udmabuf),
 	{}
 };
 

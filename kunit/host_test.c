@@ -219,6 +219,9 @@ static void netgpu_host_test_memlock(struct kunit *test)
 	KUNIT_EXPECT_GT(test, host_add(priv, addr + 8 * PAGE_SIZE,
 				       16 * PAGE_SIZE), 0);
 	KUNIT_EXPECT_EQ(test, host_locked(), base + 8);
+	/* Unlimited, but 4 TiB still fails cleanly (and quietly). */
+	KUNIT_EXPECT_EQ(test, host_add(priv, 0x10000, 1ULL << 42), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, host_locked(), base + 8);
 
 	kunit_release_action(test, host_mem_close_action, mem);
 	KUNIT_EXPECT_EQ(test, host_locked(), base);
@@ -289,6 +292,7 @@ static void netgpu_host_test_refusals(struct kunit *test)
 		{ "kernel address", (u64)PAGE_OFFSET, PAGE_SIZE, -EFAULT },
 		{ "too many pages", 0x10000,
 		  ((u64)INT_MAX + 1) << PAGE_SHIFT, -E2BIG },
+		{ "over RLIMIT_MEMLOCK", 0x10000, 1ULL << 42, -ENOMEM },
 		{ "read-only", 0, 4 * PAGE_SIZE, -EFAULT },
 		{ "hole after 2 pages", 0, 4 * PAGE_SIZE, -EFAULT },
 		{ "unmapped", 0, 2 * PAGE_SIZE, -EFAULT },
@@ -303,9 +307,9 @@ static void netgpu_host_test_refusals(struct kunit *test)
 	gone = host_mmap(test, 2, PROT_READ | PROT_WRITE);
 	KUNIT_ASSERT_EQ(test, vm_munmap(gone, 2 * PAGE_SIZE), 0);
 	cases[0].addr = rw;
-	cases[5].addr = ro;
-	cases[6].addr = hole;
-	cases[7].addr = gone;
+	cases[6].addr = ro;
+	cases[7].addr = hole;
+	cases[8].addr = gone;
 
 	host_set_memlock(base + 64);
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {

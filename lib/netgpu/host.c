@@ -106,19 +106,21 @@ netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 		return ERR_PTR(-ENOMEM);
 	netgpu_region_init(&hr->r, start, end - start);
 
-	hr->pages = kvmalloc_array(nr_pages, sizeof(*hr->pages),
-				   GFP_KERNEL_ACCOUNT);
-	if (!hr->pages) {
-		err = -ENOMEM;
-		goto err_free;
-	}
-
+	/* Charge first: it is what bounds an unprivileged caller. */
 	if (mem->account) {
 		err = netgpu_host_account(mem->user, nr_pages);
 		if (err)
-			goto err_free_pages;
+			goto err_free;
 		hr->user = get_uid(mem->user);
 		hr->acct_pages = nr_pages;
+	}
+
+	/* User-sized: may be huge, fail quietly. */
+	hr->pages = kvmalloc_array(nr_pages, sizeof(*hr->pages),
+				   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!hr->pages) {
+		err = -ENOMEM;
+		goto err_unaccount;
 	}
 
 	/*
@@ -134,18 +136,18 @@ netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 			/* Release what we did get. */
 			unpin_user_pages(hr->pages, pinned);
 			err = ret ?: -EFAULT;
-			goto err_unaccount;
+			goto err_free_pages;
 		}
 	}
 	return &hr->r;
 
+err_free_pages:
+	kvfree(hr->pages);
 err_unaccount:
 	if (hr->user) {
 		netgpu_host_unaccount(hr->user, hr->acct_pages);
 		free_uid(hr->user);
 	}
-err_free_pages:
-	kvfree(hr->pages);
 err_free:
 	mutex_destroy(&hr->r.lock);
 	kfree(hr);
