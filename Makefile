@@ -66,5 +66,16 @@ series: stage
 bench: stage
 	@scripts/bench
 
+# Module licence scenarios in QEMU (kunit/modules/) on the kernel that
+# `make kunit` built last; writes build/modules.{ktap,json,console.log}.
+modules-check: stage
+	@BUILD=$(BUILD) scripts/modules-check
+
+# The busybox base image of scripts/initramfs-run (cached).
+initramfs:
+	@scripts/initramfs-run --base-only
+
+.PHONY: modules-check initramfs
+
 clean:
 	rm -rf $(OUT)

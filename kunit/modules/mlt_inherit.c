@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A GPL module importing from a proprietary module first, then holding
+ * a weak reference to a GPL-only symbol: it inherits the proprietary
+ * taint, the GPL-only symbol is hidden and the weak reference resolves
+ * to NULL, so the module loads.  scenarios.sh checks the symbol order.
+ */
+#include <linux/module.h>
+#include "mlt.h"
+
+extern int mlt_gpl_only_fn(int x) __weak;
+
+static bool gplonly_resolved;
+module_param(gplonly_resolved, bool, 0444);
+MODULE_PARM_DESC(gplonly_resolved, "the weak GPL-only reference resolved");
+
+static int __init mlt_inherit_init(void)
+{
+	gplonly_resolved = mlt_gpl_only_fn;
+	pr_info("mlt_inherit: %d, GPL-only symbol %s\n", mlt_prop_fn(1),
+		gplonly_resolved ? "resolved" : "hidden");
+	return 0;
+}
+module_init(mlt_inherit_init);
+
+static void __exit mlt_inherit_exit(void)
+{
+}
+module_exit(mlt_inherit_exit);
+
+MODULE_DESCRIPTION("module licence test: proprietary first, weak GPL-only");
+MODULE_LICENSE("GPL");
