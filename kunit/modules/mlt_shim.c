@@ -2,7 +2,8 @@
 /*
  * A GPL shim using a GPL-only kernel symbol, then a symbol of a
  * proprietary module.  The loader resolves undefined symbols in symbol
- * table order; scenarios.sh checks that ktime_get comes first.
+ * table order; scripts/modules-check checks that ktime_get comes
+ * first.
  */
 #include <linux/ktime.h>
 #include <linux/module.h>

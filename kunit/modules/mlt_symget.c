@@ -15,7 +15,7 @@ module_param(got_prop_gpl, bool, 0444);
 
 static int __init mlt_symget_init(void)
 {
-	int (*fn)(int);
+	int (*fn)(int x);
 
 	fn = symbol_get(mlt_gpl_only_fn);
 	got_gpl_only = fn && fn(1) == 2;

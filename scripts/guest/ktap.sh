@@ -14,8 +14,8 @@
 # $ktap_fail (reset for every case).  ktap_skip_reason sets the reason of
 # a skip.
 
-ktap_suite= ktap_nr=0 ktap_pass=0 ktap_failed=0 ktap_skipped=0 ktap_fail=0
-ktap_skip_reason=
+ktap_suite='' ktap_nr=0 ktap_pass=0 ktap_failed=0 ktap_skipped=0 ktap_fail=0
+ktap_skip_reason=''
 
 ktap_begin() {
 	ktap_suite=$1
