@@ -77,5 +77,9 @@ initramfs:
 
 .PHONY: modules-check initramfs
 
+# GCOV kernel, all suites, lcov + genhtml into coverage/html/; enforces coverage/threshold.
+coverage: stage
+	@scripts/coverage
+
 clean:
-	rm -rf $(OUT)
+	rm -rf $(OUT) coverage/html
