@@ -312,8 +312,13 @@ static void netgpu_queue_test_create_fault(struct kunit *test)
 	kunit_info(test, "%u of %u injected faults failed create()", failed,
 		   nth - 1);
 	KUNIT_EXPECT_LT(test, nth, 1000U);
-	/* The queue and at least one allocation of the ring. */
-	KUNIT_EXPECT_GE(test, failed, 2U);
+	/*
+	 * At least the queue itself (the 1st allocation).  Which of the
+	 * ring's allocations fail create() depends on what kmemleak's and
+	 * vmalloc's own allocations absorb in this boot, so no more is
+	 * certain.
+	 */
+	KUNIT_EXPECT_GE(test, failed, 1U);
 }
 
 /* --- wrap-around --- */
@@ -939,7 +944,6 @@ static void netgpu_queue_test_stress(struct kunit *test)
 	prod = kthread_run(qt_stress_producer, s, "netgpu_qt_prod");
 	if (IS_ERR(prod))
 		complete(&s->prod_done);
-	kunit_info(test, "threads started");
 
 	/* Each completion is consumed by the one wait that sees it. */
 	for (secs = 0; secs < 60; secs += 10) {
