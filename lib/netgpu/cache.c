@@ -177,29 +177,14 @@ int netgpu_cache_put_any(struct netgpu_cache *c, struct netgpu_buf *buf)
 }
 EXPORT_SYMBOL_GPL(netgpu_cache_put_any);
 
-/* Hand the locked tier over to the empty NAPI tier; return its count. */
-static u32 netgpu_cache_swap_locked(struct netgpu_cache *c)
-	__must_hold(&c->lock)
-{
-	u32 count = c->any_count;
-
-	lockdep_assert_held(&c->lock);
-
-	if (count) {
-		/* The NAPI tier is empty: the locked tier gets its array. */
-		swap(c->napi, c->any);
-		WRITE_ONCE(c->any_count, 0);
-	}
-	return count;
-}
-
 /**
  * netgpu_cache_get_slow() - take a buffer when the NAPI tier is empty
  * @c: the cache
  *
- * Slow path of netgpu_cache_get_napi(): moves every buffer of the locked
- * tier to the NAPI tier in one batch (the two arrays are exchanged under
- * the lock), then takes one.
+ * Slow path of netgpu_cache_get_napi(), which calls it only when the
+ * NAPI tier is empty: moves every buffer of the locked tier to the NAPI
+ * tier in one batch (the two arrays are exchanged under the lock), then
+ * takes one.
  *
  * Context: the queue's NAPI context (softirq, or BH disabled).
  * Return: a buffer now owned by the caller, or NULL when both tiers are
@@ -207,12 +192,9 @@ static u32 netgpu_cache_swap_locked(struct netgpu_cache *c)
  */
 noinline struct netgpu_buf *netgpu_cache_get_slow(struct netgpu_cache *c)
 {
-	u32 count = c->napi_count;
+	u32 count;
 
 	lockdep_assert_in_softirq();
-
-	if (unlikely(count))
-		goto pop;
 
 	/*
 	 * Peek without the lock: a zero may miss a put in progress, which
@@ -221,12 +203,17 @@ noinline struct netgpu_buf *netgpu_cache_get_slow(struct netgpu_cache *c)
 	if (!READ_ONCE(c->any_count))
 		return NULL;
 
+	/*
+	 * Only this context takes buffers out of the locked tier, so it
+	 * still holds at least the one seen above: no second test of the
+	 * count.  The NAPI tier is empty, so the locked tier gets its array.
+	 */
 	spin_lock(&c->lock);
-	count = netgpu_cache_swap_locked(c);
+	count = c->any_count;
+	swap(c->napi, c->any);
+	WRITE_ONCE(c->any_count, 0);
 	spin_unlock(&c->lock);
-	if (!count)
-		return NULL;
-pop:
+
 	c->napi_count = --count;
 	return c->napi[count];
 }
