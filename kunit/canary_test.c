@@ -2,9 +2,9 @@
 /*
  * The netgpu canary: cases that KUnit reports as passed but that leave a
  * splat in the kernel log.  `make check` boots the test kernel once with
- * netgpu_canary.arm=1 and this suite alone, and fails unless its console
- * scan catches every splat below.  Unarmed (the default run), every case
- * is skipped.
+ * netgpu_canary.arm=1 and this suite alone, asks kmemleak for a scan
+ * after it, and fails unless its console scan catches every splat below.
+ * Unarmed (the default run), every case is skipped.
  */
 
 #include <kunit/test.h>
@@ -12,6 +12,7 @@
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
 
 #undef MODULE_PARAM_PREFIX
@@ -46,6 +47,17 @@ static void netgpu_canary_test_sleep_in_atomic(struct kunit *test)
 	KUNIT_SUCCEED(test);
 }
 
+/* Only a kmemleak scan finds this one: the armed boot asks for one. */
+static void netgpu_canary_test_leak(struct kunit *test)
+{
+	void *p = kmalloc(64, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	/* Make the compiler keep the allocation it could see is unused. */
+	OPTIMIZER_HIDE_VAR(p);
+	KUNIT_SUCCEED(test);
+}
+
 /* Last: lockdep turns itself off after its first report. */
 static void netgpu_canary_test_lock_inversion(struct kunit *test)
 {
@@ -67,6 +79,7 @@ static void netgpu_canary_test_lock_inversion(struct kunit *test)
 static struct kunit_case canary_test_cases[] = {
 	KUNIT_CASE(netgpu_canary_test_warning),
 	KUNIT_CASE(netgpu_canary_test_sleep_in_atomic),
+	KUNIT_CASE(netgpu_canary_test_leak),
 	KUNIT_CASE(netgpu_canary_test_lock_inversion),
 	{}
 };
