@@ -77,6 +77,13 @@ initramfs:
 
 .PHONY: modules-check initramfs
 
+# One torture campaign (fault/); SEED= DURATION_MS= FAIL_PERMILLE=
+# CONTROL_THREADS= LOOKUP_THREADS= REVOKE_MS= (scripts/torture).
+torture: stage
+	@scripts/torture
+
+.PHONY: torture
+
 # GCOV kernel, all suites, lcov + genhtml into coverage/html/; enforces coverage/threshold.
 coverage: stage
 	@scripts/coverage
