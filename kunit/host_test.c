@@ -415,6 +415,54 @@ static void netgpu_host_test_add_fail_nth(struct kunit *test)
 	kunit_info(test, "%d allocations, %d faults", n - 1, faults);
 }
 
+/*
+ * Byte offsets past the region have no DMA address: -EFAULT, and the
+ * outputs untouched.  The last byte has one, one byte long.
+ */
+static void netgpu_host_test_dma_bounds(struct kunit *test)
+{
+	struct netgpu_mem *mem = host_area(test, true);
+	const u64 bad[] = {
+		3 * PAGE_SIZE, 3 * PAGE_SIZE + 1, 4 * PAGE_SIZE - 1,
+		1ULL << 40, U64_MAX,
+	};
+	struct netgpu_mem_loc loc;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	dma_addr_t dma;
+	unsigned int i;
+	u64 addr, len;
+	int err;
+
+	addr = host_mmap(test, 3, PROT_READ | PROT_WRITE);
+	r = host_get(test, mem, host_add(mem, addr, 3 * PAGE_SIZE));
+	mc = host_ctx(test);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	rcu_read_lock();
+	err = netgpu_memctx_lookup(mc, addr + 3 * PAGE_SIZE - 1, &loc);
+	rcu_read_unlock();
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ(test, loc.len, 1);
+
+	rcu_read_lock();
+	err = r->ops->dma(loc.map, r->len - 1, &dma, &len);
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ(test, dma, loc.dma);
+	KUNIT_EXPECT_EQ(test, len, 1);
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		dma = 0x5a5a;
+		len = 0xa5a5;
+		rcu_read_lock();
+		err = r->ops->dma(loc.map, bad[i], &dma, &len);
+		rcu_read_unlock();
+		KUNIT_EXPECT_EQ_MSG(test, err, -EFAULT, "off %llx", bad[i]);
+		KUNIT_EXPECT_EQ(test, dma, 0x5a5a);
+		KUNIT_EXPECT_EQ(test, len, 0xa5a5);
+	}
+}
+
 static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_pin),
 	KUNIT_CASE(netgpu_host_test_memlock),
@@ -422,6 +470,7 @@ static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_refusals),
 	KUNIT_CASE(netgpu_host_test_rfc_get_pages_overrun),
 	KUNIT_CASE(netgpu_host_test_add_fail_nth),
+	KUNIT_CASE(netgpu_host_test_dma_bounds),
 	{}
 };
 
