@@ -5,7 +5,8 @@
  * registers pages of it.  Checks pinning, RLIMIT_MEMLOCK accounting
  * (with CAP_IPC_LOCK dropped from the test's credentials), unaligned
  * ranges, the refusal matrix and that every error path unpins and
- * unaccounts.
+ * unaccounts.  Accounting corner cases charge a private user_struct the
+ * test owns instead of the machine's root user.
  */
 
 #include <kunit/resource.h>
@@ -78,6 +79,11 @@ static long host_locked(void)
 	return atomic_long_read(&current_user()->locked_vm);
 }
 
+static unsigned long host_user_locked(struct user_struct *user)
+{
+	return atomic_long_read(&user->locked_vm);
+}
+
 /* RLIMIT_MEMLOCK of this case's kthread (its own signal_struct). */
 static void host_set_memlock(unsigned long pages)
 {
@@ -143,6 +149,55 @@ static struct netgpu_memctx *host_ctx(struct kunit *test)
 	netgpu_memctx_init(mc, dev);
 	host_defer(test, host_memctx_release_action, mc);
 	return mc;
+}
+
+/*
+ * An area without CAP_IPC_LOCK that charges @user, a user_struct of the
+ * test's own, instead of the machine's root user.  The test keeps a
+ * reference, so free_uid() never frees @user; the area gets its real
+ * user back just before it is closed, and @user outlives it.
+ */
+struct host_fake {
+	struct user_struct user;
+	struct netgpu_mem *mem;
+	struct user_struct *real;
+};
+
+static void host_fake_close_action(void *ctx)
+{
+	struct host_fake *fake = ctx;
+
+	fake->mem->user = fake->real;
+	netgpu_mem_close(fake->mem);
+}
+
+/* @locked_vm pages already charged to the fake user. */
+static struct host_fake *host_fake_area(struct kunit *test,
+					unsigned long locked_vm)
+{
+	struct host_fake *fake;
+	const struct cred *old;
+	struct cred *cred;
+
+	fake = kunit_kzalloc(test, sizeof(*fake), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fake);
+	refcount_set(&fake->user.__count, 1);
+	atomic_long_set(&fake->user.locked_vm, locked_vm);
+
+	cred = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	cap_lower(cred->cap_effective, CAP_IPC_LOCK);
+	old = override_creds(cred);
+	fake->mem = netgpu_mem_create();
+	revert_creds(old);
+	put_cred(cred);
+	KUNIT_ASSERT_NOT_NULL(test, fake->mem);
+
+	fake->real = fake->mem->user;
+	fake->mem->user = &fake->user;
+	host_defer(test, host_fake_close_action, fake);
+	KUNIT_ASSERT_TRUE(test, fake->mem->account);
+	return fake;
 }
 
 /* ===== Test cases ===== */
@@ -463,6 +518,38 @@ static void netgpu_host_test_dma_bounds(struct kunit *test)
 	}
 }
 
+/*
+ * A charge that would wrap the user's locked_vm is refused even when
+ * RLIMIT_MEMLOCK is unlimited (the wrapped total would be under any
+ * limit); one that reaches the top without wrapping is over the limit.
+ * Nothing is pinned, charged or referenced afterwards.
+ */
+static void netgpu_host_test_memlock_overflow(struct kunit *test)
+{
+	struct host_fake *fake = host_fake_area(test, ULONG_MAX - 1);
+	struct user_struct *user = &fake->user;
+	struct netgpu_mem *mem = fake->mem;
+	u64 addr;
+
+	addr = host_mmap(test, 4, PROT_READ | PROT_WRITE);
+	task_lock(current->group_leader);
+	current->signal->rlim[RLIMIT_MEMLOCK].rlim_cur = RLIM_INFINITY;
+	task_unlock(current->group_leader);
+
+	KUNIT_EXPECT_EQ(test, host_add(mem, addr, 4 * PAGE_SIZE), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), ULONG_MAX - 1);
+	KUNIT_EXPECT_EQ(test, host_add(mem, addr, 2 * PAGE_SIZE), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), ULONG_MAX - 1);
+
+	atomic_long_set(&user->locked_vm, ULONG_MAX - 4);
+	KUNIT_EXPECT_EQ(test, host_add(mem, addr, 4 * PAGE_SIZE), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), ULONG_MAX - 4);
+
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 4), 0);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mem->regions));
+	KUNIT_EXPECT_EQ(test, refcount_read(&user->__count), 1);
+}
+
 static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_pin),
 	KUNIT_CASE(netgpu_host_test_memlock),
@@ -471,6 +558,7 @@ static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_rfc_get_pages_overrun),
 	KUNIT_CASE(netgpu_host_test_add_fail_nth),
 	KUNIT_CASE(netgpu_host_test_dma_bounds),
+	KUNIT_CASE(netgpu_host_test_memlock_overflow),
 	{}
 };
 
