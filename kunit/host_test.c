@@ -14,6 +14,7 @@
 #include <linux/cred.h>
 #include <linux/device.h>
 #include <linux/io.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
@@ -33,6 +34,8 @@ KUNIT_DEFINE_ACTION_WRAPPER(host_region_put_action, netgpu_region_put,
 			    struct netgpu_region *);
 KUNIT_DEFINE_ACTION_WRAPPER(host_memctx_release_action,
 			    netgpu_memctx_release, struct netgpu_memctx *);
+KUNIT_DEFINE_ACTION_WRAPPER(host_kthread_stop_action, kthread_stop,
+			    struct task_struct *);
 
 /* Run @action(@ctx) when the test ends (or now, if that fails). */
 static void host_defer(struct kunit *test, kunit_action_t *action, void *ctx)
@@ -550,6 +553,76 @@ static void netgpu_host_test_memlock_overflow(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&user->__count), 1);
 }
 
+/* Another user of locked_vm (io_uring, AF_XDP, ...) charging and uncharging. */
+static int host_locked_vm_churn(void *data)
+{
+	struct user_struct *user = data;
+	unsigned long i = 0;
+
+	while (!kthread_should_stop()) {
+		atomic_long_add(3, &user->locked_vm);
+		atomic_long_sub(3, &user->locked_vm);
+		if (!(++i % 256))
+			cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Charges race with other users of the same locked_vm (a thread on
+ * another CPU charging and uncharging it as fast as it can, so that the
+ * compare-and-exchange of the charge has to retry): none is lost or
+ * doubled, and releasing the regions brings locked_vm back exactly.
+ */
+static void netgpu_host_test_memlock_race(struct kunit *test)
+{
+	const unsigned long nr = 128;
+	struct task_struct *churn;
+	struct user_struct *user;
+	struct host_fake *fake;
+	struct netgpu_mem *mem;
+	unsigned int cpu;
+	unsigned long i, locked;
+	u64 addr;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "Test requires: 2 CPUs");
+	fake = host_fake_area(test, 0);
+	user = &fake->user;
+	mem = fake->mem;
+	addr = host_mmap(test, 1, PROT_READ | PROT_WRITE);
+	/* Room for the other's charge on top of ours. */
+	host_set_memlock(nr + 3);
+
+	churn = kthread_create(host_locked_vm_churn, user, "netgpu-churn");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, churn);
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	kthread_bind(churn, cpu);
+	wake_up_process(churn);
+	host_defer(test, host_kthread_stop_action, churn);
+
+	for (i = 0; i < nr; i++) {
+		KUNIT_EXPECT_GT_MSG(test, host_add(mem, addr, PAGE_SIZE), 0,
+				    "region %lu", i);
+		locked = host_user_locked(user);
+		/* i + 1 charged here, and the other's 3 at times. */
+		KUNIT_EXPECT_TRUE_MSG(test, locked == i + 1 || locked == i + 4,
+				      "locked_vm %lu after %lu", locked, i + 1);
+	}
+	kunit_release_action(test, host_kthread_stop_action, churn);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), nr);
+	KUNIT_EXPECT_EQ(test, refcount_read(&user->__count), nr + 1);
+	/* The limit still holds. */
+	host_set_memlock(nr);
+	KUNIT_EXPECT_EQ(test, host_add(mem, addr, PAGE_SIZE), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), nr);
+
+	kunit_release_action(test, host_fake_close_action, fake);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&user->__count), 1);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 1), 0);
+}
+
 static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_pin),
 	KUNIT_CASE(netgpu_host_test_memlock),
@@ -559,6 +632,7 @@ static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_add_fail_nth),
 	KUNIT_CASE(netgpu_host_test_dma_bounds),
 	KUNIT_CASE(netgpu_host_test_memlock_overflow),
+	KUNIT_CASE(netgpu_host_test_memlock_race),
 	{}
 };
 
