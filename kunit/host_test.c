@@ -5,14 +5,17 @@
  * registers pages of it.  Checks pinning, RLIMIT_MEMLOCK accounting
  * (with CAP_IPC_LOCK dropped from the test's credentials), unaligned
  * ranges, the refusal matrix and that every error path unpins and
- * unaccounts.  Accounting corner cases charge a private user_struct the
- * test owns instead of the machine's root user.
+ * unaccounts.  DMA mapping failures are injected through the provider's
+ * static stubs (netgpu_host_map_page()); accounting corner cases charge a
+ * private user_struct the test owns instead of the machine's root user.
  */
 
 #include <kunit/resource.h>
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/cred.h>
 #include <linux/device.h>
+#include <linux/dma-mapping.h>
 #include <linux/io.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
@@ -201,6 +204,68 @@ static struct host_fake *host_fake_area(struct kunit *test,
 	host_defer(test, host_fake_close_action, fake);
 	KUNIT_ASSERT_TRUE(test, fake->mem->account);
 	return fake;
+}
+
+/* DMA calls of the host provider seen through its static stubs. */
+#define HOST_DMA_MAX	16
+
+struct host_dma_log {
+	int fail_at;
+	int calls;
+	int nr_mapped, nr_unmapped;
+	dma_addr_t mapped[HOST_DMA_MAX];
+	dma_addr_t unmapped[HOST_DMA_MAX];
+};
+
+/* Map call number log->fail_at (from 0) fails, the others are real. */
+static dma_addr_t host_stub_map_page(struct device *dev, struct page *page)
+{
+	struct kunit *test = kunit_get_current_test();
+	struct host_dma_log *log = test->priv;
+	dma_addr_t dma;
+
+	if (log->calls++ == log->fail_at)
+		return DMA_MAPPING_ERROR;
+	dma = dma_map_page(dev, page, 0, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_FALSE(test, dma_mapping_error(dev, dma));
+	KUNIT_ASSERT_LT(test, log->nr_mapped, HOST_DMA_MAX);
+	log->mapped[log->nr_mapped++] = dma;
+	return dma;
+}
+
+static void host_stub_unmap_page(struct device *dev, dma_addr_t dma)
+{
+	struct kunit *test = kunit_get_current_test();
+	struct host_dma_log *log = test->priv;
+
+	KUNIT_ASSERT_LT(test, log->nr_unmapped, HOST_DMA_MAX);
+	log->unmapped[log->nr_unmapped++] = dma;
+	dma_unmap_page(dev, dma, PAGE_SIZE, DMA_BIDIRECTIONAL);
+}
+
+static int host_dma_count(const dma_addr_t *v, int n, dma_addr_t dma)
+{
+	int i, c = 0;
+
+	for (i = 0; i < n; i++)
+		c += v[i] == dma;
+	return c;
+}
+
+/* Every address mapped was unmapped exactly once, and nothing else. */
+static void host_dma_expect_balanced(struct kunit *test,
+				     const struct host_dma_log *log)
+{
+	int i;
+
+	KUNIT_EXPECT_EQ(test, log->nr_unmapped, log->nr_mapped);
+	for (i = 0; i < log->nr_mapped; i++)
+		KUNIT_EXPECT_EQ_MSG(test, host_dma_count(log->unmapped,
+							 log->nr_unmapped,
+							 log->mapped[i]),
+				    host_dma_count(log->mapped, log->nr_mapped,
+						   log->mapped[i]),
+				    "mapping %d", i);
 }
 
 /* ===== Test cases ===== */
@@ -474,6 +539,69 @@ static void netgpu_host_test_add_fail_nth(struct kunit *test)
 }
 
 /*
+ * A DMA mapping failing at any page of the region: -ENOMEM, every page
+ * mapped before it unmapped exactly once, no map, attachment, region
+ * reference, pin or charge left; then the region still attaches.
+ */
+static void netgpu_host_test_map_error(struct kunit *test)
+{
+	struct netgpu_mem *mem = host_area(test, false);
+	long base = host_locked();
+	struct host_dma_log log;
+	struct netgpu_mem_loc loc;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	unsigned int ref;
+	int fail_at, err;
+	u64 addr;
+
+	host_set_memlock(base + 64);
+	addr = host_mmap(test, 4, PROT_READ | PROT_WRITE);
+	r = host_get(test, mem, host_add(mem, addr, 4 * PAGE_SIZE));
+	mc = host_ctx(test);
+	ref = refcount_read(&r->ref);
+
+	test->priv = &log;
+	kunit_activate_static_stub(test, netgpu_host_map_page,
+				   host_stub_map_page);
+	kunit_activate_static_stub(test, netgpu_host_unmap_page,
+				   host_stub_unmap_page);
+
+	for (fail_at = 0; fail_at < 4; fail_at++) {
+		memset(&log, 0, sizeof(log));
+		log.fail_at = fail_at;
+		err = netgpu_memctx_attach(mc, r);
+		KUNIT_EXPECT_EQ_MSG(test, err, -ENOMEM, "fail_at=%d", fail_at);
+		KUNIT_EXPECT_EQ_MSG(test, log.calls, fail_at + 1,
+				    "fail_at=%d", fail_at);
+		KUNIT_EXPECT_EQ_MSG(test, log.nr_mapped, fail_at,
+				    "fail_at=%d", fail_at);
+		host_dma_expect_balanced(test, &log);
+		KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+		KUNIT_EXPECT_TRUE(test, list_empty(&r->atts));
+		KUNIT_EXPECT_TRUE(test, list_empty(&mc->atts));
+		KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+		KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), ref);
+		KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 4), 4);
+		KUNIT_EXPECT_EQ(test, host_locked(), base + 4);
+	}
+
+	/* No failure: all four mapped, and the detach unmaps them all. */
+	memset(&log, 0, sizeof(log));
+	log.fail_at = -1;
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	KUNIT_EXPECT_EQ(test, log.nr_mapped, 4);
+	rcu_read_lock();
+	err = netgpu_memctx_lookup(mc, addr + 3 * PAGE_SIZE + 5, &loc);
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ(test, loc.dma, log.mapped[3] + 5);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+	host_dma_expect_balanced(test, &log);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), ref);
+}
+
+/*
  * Byte offsets past the region have no DMA address: -EFAULT, and the
  * outputs untouched.  The last byte has one, one byte long.
  */
@@ -630,6 +758,7 @@ static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_refusals),
 	KUNIT_CASE(netgpu_host_test_rfc_get_pages_overrun),
 	KUNIT_CASE(netgpu_host_test_add_fail_nth),
+	KUNIT_CASE(netgpu_host_test_map_error),
 	KUNIT_CASE(netgpu_host_test_dma_bounds),
 	KUNIT_CASE(netgpu_host_test_memlock_overflow),
 	KUNIT_CASE(netgpu_host_test_memlock_race),
