@@ -602,6 +602,47 @@ static void netgpu_host_test_map_error(struct kunit *test)
 }
 
 /*
+ * The map of a region too big for one allocation fails with -ENOMEM, and
+ * quietly: the DMA address array is sized by the user.  The largest
+ * region add accepts has INT_MAX / sizeof(struct page *) pages (its page
+ * array is the largest kvmalloc() allows): its DMA address array, header
+ * included, is over INT_MAX, where kvmalloc() WARNs unless __GFP_NOWARN.
+ * With ULONG_MAX pages struct_size() saturates.  No test machine pins a
+ * TiB: the page count is forged for the call, whose allocation fails
+ * before any page is looked at.
+ */
+static void netgpu_host_test_map_huge(struct kunit *test)
+{
+	static const unsigned long nr[] = {
+		INT_MAX / sizeof(struct page *), ULONG_MAX,
+	};
+	struct netgpu_mem *mem = host_area(test, true);
+	struct netgpu_dmamap *map;
+	struct netgpu_region *r;
+	struct device *dev;
+	unsigned int i;
+	u64 addr;
+
+	addr = host_mmap(test, 1, PROT_READ | PROT_WRITE);
+	r = host_get(test, mem, host_add(mem, addr, PAGE_SIZE));
+	dev = mock_dma_device(test, "netgpu-host-huge");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dev);
+
+	for (i = 0; i < ARRAY_SIZE(nr); i++) {
+		mutex_lock(&r->lock);
+		r->nr_pages = nr[i];
+		map = r->ops->map(r, dev);
+		r->nr_pages = 1;
+		mutex_unlock(&r->lock);
+		KUNIT_EXPECT_EQ_MSG(test, PTR_ERR_OR_ZERO(map), -ENOMEM,
+				    "%lu pages", nr[i]);
+		if (!IS_ERR(map))
+			r->ops->unmap(map);
+	}
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+}
+
+/*
  * Byte offsets past the region have no DMA address: -EFAULT, and the
  * outputs untouched.  The last byte has one, one byte long.
  */
@@ -759,6 +800,7 @@ static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_rfc_get_pages_overrun),
 	KUNIT_CASE(netgpu_host_test_add_fail_nth),
 	KUNIT_CASE(netgpu_host_test_map_error),
+	KUNIT_CASE(netgpu_host_test_map_huge),
 	KUNIT_CASE(netgpu_host_test_dma_bounds),
 	KUNIT_CASE(netgpu_host_test_memlock_overflow),
 	KUNIT_CASE(netgpu_host_test_memlock_race),

@@ -211,7 +211,9 @@ static struct netgpu_dmamap *netgpu_host_map(struct netgpu_region *r,
 	struct netgpu_host_map *hm;
 	unsigned long i;
 
-	hm = kvzalloc(struct_size(hm, dma, r->nr_pages), GFP_KERNEL);
+	/* User-sized, like the page array: may be huge, fail quietly. */
+	hm = kvzalloc(struct_size(hm, dma, r->nr_pages),
+		      GFP_KERNEL | __GFP_NOWARN);
 	if (!hm)
 		return ERR_PTR(-ENOMEM);
 	hm->map.r = r;
