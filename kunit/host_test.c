@@ -5,14 +5,19 @@
  * registers pages of it.  Checks pinning, RLIMIT_MEMLOCK accounting
  * (with CAP_IPC_LOCK dropped from the test's credentials), unaligned
  * ranges, the refusal matrix and that every error path unpins and
- * unaccounts.
+ * unaccounts.  DMA mapping failures are injected through the provider's
+ * static stubs (netgpu_host_map_page()); accounting corner cases charge a
+ * private user_struct the test owns instead of the machine's root user.
  */
 
 #include <kunit/resource.h>
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/cred.h>
 #include <linux/device.h>
+#include <linux/dma-mapping.h>
 #include <linux/io.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
@@ -32,6 +37,8 @@ KUNIT_DEFINE_ACTION_WRAPPER(host_region_put_action, netgpu_region_put,
 			    struct netgpu_region *);
 KUNIT_DEFINE_ACTION_WRAPPER(host_memctx_release_action,
 			    netgpu_memctx_release, struct netgpu_memctx *);
+KUNIT_DEFINE_ACTION_WRAPPER(host_kthread_stop_action, kthread_stop,
+			    struct task_struct *);
 
 /* Run @action(@ctx) when the test ends (or now, if that fails). */
 static void host_defer(struct kunit *test, kunit_action_t *action, void *ctx)
@@ -76,6 +83,11 @@ static unsigned long host_pinned(struct kunit *test, u64 addr,
 static long host_locked(void)
 {
 	return atomic_long_read(&current_user()->locked_vm);
+}
+
+static unsigned long host_user_locked(struct user_struct *user)
+{
+	return atomic_long_read(&user->locked_vm);
 }
 
 /* RLIMIT_MEMLOCK of this case's kthread (its own signal_struct). */
@@ -143,6 +155,117 @@ static struct netgpu_memctx *host_ctx(struct kunit *test)
 	netgpu_memctx_init(mc, dev);
 	host_defer(test, host_memctx_release_action, mc);
 	return mc;
+}
+
+/*
+ * An area without CAP_IPC_LOCK that charges @user, a user_struct of the
+ * test's own, instead of the machine's root user.  The test keeps a
+ * reference, so free_uid() never frees @user; the area gets its real
+ * user back just before it is closed, and @user outlives it.
+ */
+struct host_fake {
+	struct user_struct user;
+	struct netgpu_mem *mem;
+	struct user_struct *real;
+};
+
+static void host_fake_close_action(void *ctx)
+{
+	struct host_fake *fake = ctx;
+
+	fake->mem->user = fake->real;
+	netgpu_mem_close(fake->mem);
+}
+
+/* @locked_vm pages already charged to the fake user. */
+static struct host_fake *host_fake_area(struct kunit *test,
+					unsigned long locked_vm)
+{
+	struct host_fake *fake;
+	const struct cred *old;
+	struct cred *cred;
+
+	fake = kunit_kzalloc(test, sizeof(*fake), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fake);
+	refcount_set(&fake->user.__count, 1);
+	atomic_long_set(&fake->user.locked_vm, locked_vm);
+
+	cred = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	cap_lower(cred->cap_effective, CAP_IPC_LOCK);
+	old = override_creds(cred);
+	fake->mem = netgpu_mem_create();
+	revert_creds(old);
+	put_cred(cred);
+	KUNIT_ASSERT_NOT_NULL(test, fake->mem);
+
+	fake->real = fake->mem->user;
+	fake->mem->user = &fake->user;
+	host_defer(test, host_fake_close_action, fake);
+	KUNIT_ASSERT_TRUE(test, fake->mem->account);
+	return fake;
+}
+
+/* DMA calls of the host provider seen through its static stubs. */
+#define HOST_DMA_MAX	16
+
+struct host_dma_log {
+	int fail_at;
+	int calls;
+	int nr_mapped, nr_unmapped;
+	dma_addr_t mapped[HOST_DMA_MAX];
+	dma_addr_t unmapped[HOST_DMA_MAX];
+};
+
+/* Map call number log->fail_at (from 0) fails, the others are real. */
+static dma_addr_t host_stub_map_page(struct device *dev, struct page *page)
+{
+	struct kunit *test = kunit_get_current_test();
+	struct host_dma_log *log = test->priv;
+	dma_addr_t dma;
+
+	if (log->calls++ == log->fail_at)
+		return DMA_MAPPING_ERROR;
+	dma = dma_map_page(dev, page, 0, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_FALSE(test, dma_mapping_error(dev, dma));
+	KUNIT_ASSERT_LT(test, log->nr_mapped, HOST_DMA_MAX);
+	log->mapped[log->nr_mapped++] = dma;
+	return dma;
+}
+
+static void host_stub_unmap_page(struct device *dev, dma_addr_t dma)
+{
+	struct kunit *test = kunit_get_current_test();
+	struct host_dma_log *log = test->priv;
+
+	KUNIT_ASSERT_LT(test, log->nr_unmapped, HOST_DMA_MAX);
+	log->unmapped[log->nr_unmapped++] = dma;
+	dma_unmap_page(dev, dma, PAGE_SIZE, DMA_BIDIRECTIONAL);
+}
+
+static int host_dma_count(const dma_addr_t *v, int n, dma_addr_t dma)
+{
+	int i, c = 0;
+
+	for (i = 0; i < n; i++)
+		c += v[i] == dma;
+	return c;
+}
+
+/* Every address mapped was unmapped exactly once, and nothing else. */
+static void host_dma_expect_balanced(struct kunit *test,
+				     const struct host_dma_log *log)
+{
+	int i;
+
+	KUNIT_EXPECT_EQ(test, log->nr_unmapped, log->nr_mapped);
+	for (i = 0; i < log->nr_mapped; i++)
+		KUNIT_EXPECT_EQ_MSG(test, host_dma_count(log->unmapped,
+							 log->nr_unmapped,
+							 log->mapped[i]),
+				    host_dma_count(log->mapped, log->nr_mapped,
+						   log->mapped[i]),
+				    "mapping %d", i);
 }
 
 /* ===== Test cases ===== */
@@ -415,6 +538,272 @@ static void netgpu_host_test_add_fail_nth(struct kunit *test)
 	kunit_info(test, "%d allocations, %d faults", n - 1, faults);
 }
 
+/*
+ * A DMA mapping failing at any page of the region: -ENOMEM, every page
+ * mapped before it unmapped exactly once, no map, attachment, region
+ * reference, pin or charge left; then the region still attaches.
+ */
+static void netgpu_host_test_map_error(struct kunit *test)
+{
+	struct netgpu_mem *mem = host_area(test, false);
+	long base = host_locked();
+	struct host_dma_log log;
+	struct netgpu_mem_loc loc;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	unsigned int ref;
+	int fail_at, err;
+	u64 addr;
+
+	host_set_memlock(base + 64);
+	addr = host_mmap(test, 4, PROT_READ | PROT_WRITE);
+	r = host_get(test, mem, host_add(mem, addr, 4 * PAGE_SIZE));
+	mc = host_ctx(test);
+	ref = refcount_read(&r->ref);
+
+	test->priv = &log;
+	kunit_activate_static_stub(test, netgpu_host_map_page,
+				   host_stub_map_page);
+	kunit_activate_static_stub(test, netgpu_host_unmap_page,
+				   host_stub_unmap_page);
+
+	for (fail_at = 0; fail_at < 4; fail_at++) {
+		memset(&log, 0, sizeof(log));
+		log.fail_at = fail_at;
+		err = netgpu_memctx_attach(mc, r);
+		KUNIT_EXPECT_EQ_MSG(test, err, -ENOMEM, "fail_at=%d", fail_at);
+		KUNIT_EXPECT_EQ_MSG(test, log.calls, fail_at + 1,
+				    "fail_at=%d", fail_at);
+		KUNIT_EXPECT_EQ_MSG(test, log.nr_mapped, fail_at,
+				    "fail_at=%d", fail_at);
+		host_dma_expect_balanced(test, &log);
+		KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+		KUNIT_EXPECT_TRUE(test, list_empty(&r->atts));
+		KUNIT_EXPECT_TRUE(test, list_empty(&mc->atts));
+		KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+		KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), ref);
+		KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 4), 4);
+		KUNIT_EXPECT_EQ(test, host_locked(), base + 4);
+	}
+
+	/* No failure: all four mapped, and the detach unmaps them all. */
+	memset(&log, 0, sizeof(log));
+	log.fail_at = -1;
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	KUNIT_EXPECT_EQ(test, log.nr_mapped, 4);
+	rcu_read_lock();
+	err = netgpu_memctx_lookup(mc, addr + 3 * PAGE_SIZE + 5, &loc);
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ(test, loc.dma, log.mapped[3] + 5);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+	host_dma_expect_balanced(test, &log);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), ref);
+}
+
+/*
+ * The map of a region too big for one allocation fails with -ENOMEM, and
+ * quietly: the DMA address array is sized by the user.  The largest
+ * region add accepts has INT_MAX / sizeof(struct page *) pages (its page
+ * array is the largest kvmalloc() allows): its DMA address array, header
+ * included, is over INT_MAX, where kvmalloc() WARNs unless __GFP_NOWARN.
+ * With ULONG_MAX pages struct_size() saturates.  No test machine pins a
+ * TiB: the page count is forged for the call, whose allocation fails
+ * before any page is looked at.
+ */
+static void netgpu_host_test_map_huge(struct kunit *test)
+{
+	static const unsigned long nr[] = {
+		INT_MAX / sizeof(struct page *), ULONG_MAX,
+	};
+	struct netgpu_mem *mem = host_area(test, true);
+	struct netgpu_dmamap *map;
+	struct netgpu_region *r;
+	struct device *dev;
+	unsigned int i;
+	u64 addr;
+
+	addr = host_mmap(test, 1, PROT_READ | PROT_WRITE);
+	r = host_get(test, mem, host_add(mem, addr, PAGE_SIZE));
+	dev = mock_dma_device(test, "netgpu-host-huge");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dev);
+
+	for (i = 0; i < ARRAY_SIZE(nr); i++) {
+		mutex_lock(&r->lock);
+		r->nr_pages = nr[i];
+		map = r->ops->map(r, dev);
+		r->nr_pages = 1;
+		mutex_unlock(&r->lock);
+		KUNIT_EXPECT_EQ_MSG(test, PTR_ERR_OR_ZERO(map), -ENOMEM,
+				    "%lu pages", nr[i]);
+		if (!IS_ERR(map))
+			r->ops->unmap(map);
+	}
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+}
+
+/*
+ * Byte offsets past the region have no DMA address: -EFAULT, and the
+ * outputs untouched.  The last byte has one, one byte long.
+ */
+static void netgpu_host_test_dma_bounds(struct kunit *test)
+{
+	struct netgpu_mem *mem = host_area(test, true);
+	const u64 bad[] = {
+		3 * PAGE_SIZE, 3 * PAGE_SIZE + 1, 4 * PAGE_SIZE - 1,
+		1ULL << 40, U64_MAX,
+	};
+	struct netgpu_mem_loc loc;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	dma_addr_t dma;
+	unsigned int i;
+	u64 addr, len;
+	int err;
+
+	addr = host_mmap(test, 3, PROT_READ | PROT_WRITE);
+	r = host_get(test, mem, host_add(mem, addr, 3 * PAGE_SIZE));
+	mc = host_ctx(test);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	rcu_read_lock();
+	err = netgpu_memctx_lookup(mc, addr + 3 * PAGE_SIZE - 1, &loc);
+	rcu_read_unlock();
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ(test, loc.len, 1);
+
+	rcu_read_lock();
+	err = r->ops->dma(loc.map, r->len - 1, &dma, &len);
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ(test, dma, loc.dma);
+	KUNIT_EXPECT_EQ(test, len, 1);
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		dma = 0x5a5a;
+		len = 0xa5a5;
+		rcu_read_lock();
+		err = r->ops->dma(loc.map, bad[i], &dma, &len);
+		rcu_read_unlock();
+		KUNIT_EXPECT_EQ_MSG(test, err, -EFAULT, "off %llx", bad[i]);
+		KUNIT_EXPECT_EQ(test, dma, 0x5a5a);
+		KUNIT_EXPECT_EQ(test, len, 0xa5a5);
+	}
+}
+
+/*
+ * A charge that would wrap the user's locked_vm is refused even when
+ * RLIMIT_MEMLOCK is unlimited (the wrapped total would be under any
+ * limit); one that reaches the top without wrapping is over the limit.
+ * Nothing is pinned, charged or referenced afterwards.
+ */
+static void netgpu_host_test_memlock_overflow(struct kunit *test)
+{
+	struct host_fake *fake = host_fake_area(test, ULONG_MAX - 1);
+	struct user_struct *user = &fake->user;
+	struct netgpu_mem *mem = fake->mem;
+	u64 addr;
+
+	addr = host_mmap(test, 4, PROT_READ | PROT_WRITE);
+	task_lock(current->group_leader);
+	current->signal->rlim[RLIMIT_MEMLOCK].rlim_cur = RLIM_INFINITY;
+	task_unlock(current->group_leader);
+
+	KUNIT_EXPECT_EQ(test, host_add(mem, addr, 4 * PAGE_SIZE), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), ULONG_MAX - 1);
+	KUNIT_EXPECT_EQ(test, host_add(mem, addr, 2 * PAGE_SIZE), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), ULONG_MAX - 1);
+
+	atomic_long_set(&user->locked_vm, ULONG_MAX - 4);
+	KUNIT_EXPECT_EQ(test, host_add(mem, addr, 4 * PAGE_SIZE), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), ULONG_MAX - 4);
+
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 4), 0);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mem->regions));
+	KUNIT_EXPECT_EQ(test, refcount_read(&user->__count), 1);
+}
+
+/* Another user of locked_vm (io_uring, AF_XDP, ...) charging and uncharging. */
+static int host_locked_vm_churn(void *data)
+{
+	struct user_struct *user = data;
+	unsigned long i = 0;
+
+	while (!kthread_should_stop()) {
+		atomic_long_add(3, &user->locked_vm);
+		atomic_long_sub(3, &user->locked_vm);
+		if (!(++i % 256))
+			cond_resched();
+	}
+	return 0;
+}
+
+/* The test's kthread may run anywhere again. */
+static void host_unpin_action(void *unused)
+{
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+}
+
+/*
+ * Charges race with other users of the same locked_vm (a thread on
+ * another CPU charging and uncharging it as fast as it can, so that the
+ * compare-and-exchange of the charge has to retry): none is lost or
+ * doubled, and releasing the regions brings locked_vm back exactly.
+ * Whether a charge retries is up to timing (QEMU's vCPUs are host
+ * threads): often when the host is idle, maybe never when it is busy.
+ */
+static void netgpu_host_test_memlock_race(struct kunit *test)
+{
+	const unsigned long nr = 128;
+	struct task_struct *churn;
+	struct user_struct *user;
+	struct host_fake *fake;
+	struct netgpu_mem *mem;
+	unsigned int cpu;
+	unsigned long i, locked;
+	u64 addr;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "Test requires: 2 CPUs");
+	fake = host_fake_area(test, 0);
+	user = &fake->user;
+	mem = fake->mem;
+	addr = host_mmap(test, 1, PROT_READ | PROT_WRITE);
+	/* Room for the other's charge on top of ours. */
+	host_set_memlock(nr + 3);
+
+	/* This thread on one CPU, the other on another: both run at once. */
+	cpu = raw_smp_processor_id();
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu)),
+			0);
+	host_defer(test, host_unpin_action, NULL);
+	churn = kthread_create(host_locked_vm_churn, user, "netgpu-churn");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, churn);
+	kthread_bind(churn, cpumask_any_but(cpu_online_mask, cpu));
+	wake_up_process(churn);
+	host_defer(test, host_kthread_stop_action, churn);
+
+	for (i = 0; i < nr; i++) {
+		KUNIT_EXPECT_GT_MSG(test, host_add(mem, addr, PAGE_SIZE), 0,
+				    "region %lu", i);
+		locked = host_user_locked(user);
+		/* i + 1 charged here, and the other's 3 at times. */
+		KUNIT_EXPECT_TRUE_MSG(test, locked == i + 1 || locked == i + 4,
+				      "locked_vm %lu after %lu", locked, i + 1);
+	}
+	kunit_release_action(test, host_kthread_stop_action, churn);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), nr);
+	KUNIT_EXPECT_EQ(test, refcount_read(&user->__count), nr + 1);
+	/* The limit still holds. */
+	host_set_memlock(nr);
+	KUNIT_EXPECT_EQ(test, host_add(mem, addr, PAGE_SIZE), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), nr);
+
+	kunit_release_action(test, host_fake_close_action, fake);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&user->__count), 1);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 1), 0);
+}
+
 static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_pin),
 	KUNIT_CASE(netgpu_host_test_memlock),
@@ -422,6 +811,11 @@ static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_refusals),
 	KUNIT_CASE(netgpu_host_test_rfc_get_pages_overrun),
 	KUNIT_CASE(netgpu_host_test_add_fail_nth),
+	KUNIT_CASE(netgpu_host_test_map_error),
+	KUNIT_CASE(netgpu_host_test_map_huge),
+	KUNIT_CASE(netgpu_host_test_dma_bounds),
+	KUNIT_CASE(netgpu_host_test_memlock_overflow),
+	KUNIT_CASE(netgpu_host_test_memlock_race),
 	{}
 };
 

@@ -5,6 +5,8 @@
  * CAP_IPC_LOCK when it created the area), DMA-mapped page by page.
  */
 
+#include <kunit/static_stub.h>
+#include <kunit/visibility.h>
 #include <linux/dma-mapping.h>
 #include <linux/err.h>
 #include <linux/mm.h>
@@ -167,6 +169,41 @@ static void netgpu_host_release(struct netgpu_region *r)
 	kfree(hr);
 }
 
+/**
+ * netgpu_host_map_page() - DMA-map one page of a host region
+ * @dev: the device
+ * @page: the page
+ *
+ * dma_map_page() of the whole page, bidirectional.  Out of line so that a
+ * KUnit test can make it fail with kunit_activate_static_stub(): without
+ * an IOMMU or swiotlb, dma-direct fails a mapping only with a WARNING.
+ *
+ * Context: Process context.
+ * Return: the DMA address; check it with dma_mapping_error().
+ */
+VISIBLE_IF_KUNIT dma_addr_t netgpu_host_map_page(struct device *dev,
+						 struct page *page)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_host_map_page, dev, page);
+	return dma_map_page(dev, page, 0, PAGE_SIZE, DMA_BIDIRECTIONAL);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_host_map_page);
+
+/**
+ * netgpu_host_unmap_page() - undo netgpu_host_map_page()
+ * @dev: the device
+ * @dma: what netgpu_host_map_page() returned for it
+ *
+ * Context: Process context.
+ */
+VISIBLE_IF_KUNIT void netgpu_host_unmap_page(struct device *dev,
+					     dma_addr_t dma)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_host_unmap_page, dev, dma);
+	dma_unmap_page(dev, dma, PAGE_SIZE, DMA_BIDIRECTIONAL);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_host_unmap_page);
+
 static struct netgpu_dmamap *netgpu_host_map(struct netgpu_region *r,
 					     struct device *dev)
 {
@@ -174,15 +211,16 @@ static struct netgpu_dmamap *netgpu_host_map(struct netgpu_region *r,
 	struct netgpu_host_map *hm;
 	unsigned long i;
 
-	hm = kvzalloc(struct_size(hm, dma, r->nr_pages), GFP_KERNEL);
+	/* User-sized, like the page array: may be huge, fail quietly. */
+	hm = kvzalloc(struct_size(hm, dma, r->nr_pages),
+		      GFP_KERNEL | __GFP_NOWARN);
 	if (!hm)
 		return ERR_PTR(-ENOMEM);
 	hm->map.r = r;
 	hm->nr_pages = r->nr_pages;
 
 	for (i = 0; i < r->nr_pages; i++) {
-		hm->dma[i] = dma_map_page(dev, hr->pages[i], 0, PAGE_SIZE,
-					  DMA_BIDIRECTIONAL);
+		hm->dma[i] = netgpu_host_map_page(dev, hr->pages[i]);
 		if (dma_mapping_error(dev, hm->dma[i]))
 			goto err_unmap;
 	}
@@ -190,7 +228,7 @@ static struct netgpu_dmamap *netgpu_host_map(struct netgpu_region *r,
 
 err_unmap:
 	while (i--)
-		dma_unmap_page(dev, hm->dma[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
+		netgpu_host_unmap_page(dev, hm->dma[i]);
 	kvfree(hm);
 	return ERR_PTR(-ENOMEM);
 }
@@ -202,8 +240,7 @@ static void netgpu_host_unmap(struct netgpu_dmamap *map)
 	unsigned long i;
 
 	for (i = 0; i < hm->nr_pages; i++)
-		dma_unmap_page(map->dev, hm->dma[i], PAGE_SIZE,
-			       DMA_BIDIRECTIONAL);
+		netgpu_host_unmap_page(map->dev, hm->dma[i]);
 	kvfree(hm);
 }
 

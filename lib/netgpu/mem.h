@@ -280,6 +280,12 @@ void netgpu_mem_unregister_provider(const struct netgpu_mem_ops *ops);
 extern const struct netgpu_mem_ops netgpu_host_ops;
 extern const struct netgpu_mem_ops netgpu_dmabuf_ops;
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/* The host provider's DMA calls, for KUnit static stubs */
+dma_addr_t netgpu_host_map_page(struct device *dev, struct page *page);
+void netgpu_host_unmap_page(struct device *dev, dma_addr_t dma);
+#endif
+
 int netgpu_dmabuf_add_region(struct netgpu_mem *mem, struct dma_buf *dmabuf,
 			     u64 addr);
 int netgpu_dmabuf_add_region_fd(struct netgpu_mem *mem, int fd, u64 addr);
