@@ -27,19 +27,6 @@
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
-KUNIT_DEFINE_ACTION_WRAPPER(mem_close_action, netgpu_mem_close,
-			    struct netgpu_mem *);
-KUNIT_DEFINE_ACTION_WRAPPER(region_put_action, netgpu_region_put,
-			    struct netgpu_region *);
-KUNIT_DEFINE_ACTION_WRAPPER(memctx_release_action, netgpu_memctx_release,
-			    struct netgpu_memctx *);
-
-/* Run @action(@ctx) when the test ends (or now, if that fails). */
-static void mem_defer(struct kunit *test, kunit_action_t *action, void *ctx)
-{
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, action, ctx), 0);
-}
-
 /* ===== Fixture: backends, area, devices ===== */
 
 struct mem_backend {
@@ -91,11 +78,9 @@ static int mem_test_init(struct kunit *test)
 	f->dev[1] = mock_dma_device(test, "netgpu-nic1");
 	if (IS_ERR(f->dev[1]))
 		return PTR_ERR(f->dev[1]);
-	f->mem = netgpu_mem_create();
-	if (!f->mem)
-		return -ENOMEM;
+	f->mem = mock_mem(test);
 	test->priv = f;
-	return kunit_add_action_or_reset(test, mem_close_action, f->mem);
+	return 0;
 }
 
 /* Address space for @nr_pages: user memory (host) or a fake base. */
@@ -141,34 +126,9 @@ static struct netgpu_region *mem_add(struct kunit *test, u64 addr,
 		d.dmabuf = f->buf[f->nr]->dmabuf;
 	}
 	id = netgpu_mem_add_region(f->mem, &d);
-	KUNIT_ASSERT_GT(test, id, 0);
-	r = netgpu_mem_get_region(f->mem, id);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
-	mem_defer(test, region_put_action, r);
+	r = mock_region_get(test, f->mem, id);
 	f->r[f->nr++] = r;
 	return r;
-}
-
-static struct netgpu_memctx *mem_ctx(struct kunit *test, struct device *dev)
-{
-	struct netgpu_memctx *mc;
-
-	mc = kunit_kzalloc(test, sizeof(*mc), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, mc);
-	netgpu_memctx_init(mc, dev);
-	mem_defer(test, memctx_release_action, mc);
-	return mc;
-}
-
-static int mem_lookup(struct netgpu_memctx *mc, u64 addr,
-		      struct netgpu_mem_loc *loc)
-{
-	int err;
-
-	rcu_read_lock();
-	err = netgpu_memctx_lookup(mc, addr, loc);
-	rcu_read_unlock();
-	return err;
 }
 
 static unsigned int region_nr_maps(struct netgpu_region *r)
@@ -236,7 +196,6 @@ static atomic_t tprov_regions = ATOMIC_INIT(0);
 static atomic_t tprov_maps = ATOMIC_INIT(0);
 static bool tprov_map_preemptible;
 static bool tprov_map_in_rcu;
-
 static struct netgpu_region *tprov_add(struct netgpu_mem *mem,
 				       const struct netgpu_region_desc *desc)
 {
@@ -312,7 +271,7 @@ static void tprov_unregister(void *ops)
 static void tprov_register(struct kunit *test)
 {
 	KUNIT_ASSERT_EQ(test, netgpu_mem_register_provider(&tprov_ops), 0);
-	mem_defer(test, tprov_unregister, (void *)&tprov_ops);
+	mock_defer(test, tprov_unregister, (void *)&tprov_ops);
 }
 
 static int tprov_add_region(struct kunit *test, u64 addr, u64 len)
@@ -368,7 +327,7 @@ static void netgpu_mem_test_registry(struct kunit *test)
 			-EOPNOTSUPP);
 	/* A region outlives its provider's registration. */
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
-	kunit_release_action(test, mem_close_action, f->mem);
+	kunit_release_action(test, mock_mem_close_action, f->mem);
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
 }
 
@@ -383,9 +342,9 @@ static void netgpu_mem_test_sharing(struct kunit *test)
 
 	addr = mem_space(test, 4);
 	r = mem_add(test, addr, 4);
-	a = mem_ctx(test, f->dev[0]);
-	b = mem_ctx(test, f->dev[0]);
-	c = mem_ctx(test, f->dev[1]);
+	a = mock_memctx(test, f->dev[0]);
+	b = mock_memctx(test, f->dev[0]);
+	c = mock_memctx(test, f->dev[1]);
 
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r), 0);
 	KUNIT_EXPECT_EQ(test, region_nr_maps(r), 1);
@@ -403,18 +362,18 @@ static void netgpu_mem_test_sharing(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 5);
 
 	addr += 2 * PAGE_SIZE + 123;
-	KUNIT_ASSERT_EQ(test, mem_lookup(a, addr, &la), 0);
-	KUNIT_ASSERT_EQ(test, mem_lookup(b, addr, &lb), 0);
-	KUNIT_ASSERT_EQ(test, mem_lookup(c, addr, &lc), 0);
+	KUNIT_ASSERT_EQ(test, mock_lookup(a, addr, &la), 0);
+	KUNIT_ASSERT_EQ(test, mock_lookup(b, addr, &lb), 0);
+	KUNIT_ASSERT_EQ(test, mock_lookup(c, addr, &lc), 0);
 	KUNIT_EXPECT_PTR_EQ(test, la.map, lb.map);
 	KUNIT_EXPECT_PTR_NE(test, la.map, lc.map);
 	KUNIT_EXPECT_EQ(test, la.dma, lb.dma);
 	KUNIT_EXPECT_PTR_EQ(test, la.r, r);
 	KUNIT_EXPECT_EQ(test, la.off, 2 * PAGE_SIZE + 123);
 	KUNIT_EXPECT_EQ(test, la.dma & ~PAGE_MASK, 123);
-	KUNIT_EXPECT_EQ(test, mem_lookup(a, addr + 2 * PAGE_SIZE, &la),
+	KUNIT_EXPECT_EQ(test, mock_lookup(a, addr + 2 * PAGE_SIZE, &la),
 			-EFAULT);
-	KUNIT_EXPECT_EQ(test, mem_lookup(a, r->start - 1, &la), -EFAULT);
+	KUNIT_EXPECT_EQ(test, mock_lookup(a, r->start - 1, &la), -EFAULT);
 }
 
 /* Detach in every order frees exactly the maps no context uses. */
@@ -436,7 +395,7 @@ static void netgpu_mem_test_detach_orders(struct kunit *test)
 	for (p = 0; p < ARRAY_SIZE(perms); p++) {
 		/* Contexts 0 and 1 on device 0, context 2 on device 1. */
 		for (i = 0; i < 3; i++) {
-			mc[i] = mem_ctx(test, f->dev[i / 2]);
+			mc[i] = mock_memctx(test, f->dev[i / 2]);
 			KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[i], r), 0);
 		}
 		on[0] = 2;
@@ -448,7 +407,7 @@ static void netgpu_mem_test_detach_orders(struct kunit *test)
 			KUNIT_ASSERT_EQ(test, netgpu_memctx_detach(mc[k], r), 0);
 			KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc[k], r),
 					-ENOENT);
-			KUNIT_EXPECT_EQ(test, mem_lookup(mc[k], addr, &loc),
+			KUNIT_EXPECT_EQ(test, mock_lookup(mc[k], addr, &loc),
 					-EFAULT);
 			on[k / 2]--;
 			KUNIT_EXPECT_EQ(test, region_map_refs(r, f->dev[0]),
@@ -478,8 +437,8 @@ static void netgpu_mem_test_overlap(struct kunit *test)
 	r1 = mem_add(test, addr, 4);
 	r2 = mem_add(test, addr + 2 * PAGE_SIZE, 4);
 	r3 = mem_add(test, addr + 4 * PAGE_SIZE, 4);
-	a = mem_ctx(test, f->dev[0]);
-	b = mem_ctx(test, f->dev[0]);
+	a = mock_memctx(test, f->dev[0]);
+	b = mock_memctx(test, f->dev[0]);
 
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r1), 0);
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(a, r1), -EEXIST);
@@ -492,11 +451,11 @@ static void netgpu_mem_test_overlap(struct kunit *test)
 	/* Another context may hold the overlapping one. */
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(b, r2), 0);
 
-	KUNIT_ASSERT_EQ(test, mem_lookup(a, addr + 3 * PAGE_SIZE, &loc), 0);
+	KUNIT_ASSERT_EQ(test, mock_lookup(a, addr + 3 * PAGE_SIZE, &loc), 0);
 	KUNIT_EXPECT_PTR_EQ(test, loc.r, r1);
-	KUNIT_ASSERT_EQ(test, mem_lookup(b, addr + 3 * PAGE_SIZE, &loc), 0);
+	KUNIT_ASSERT_EQ(test, mock_lookup(b, addr + 3 * PAGE_SIZE, &loc), 0);
 	KUNIT_EXPECT_PTR_EQ(test, loc.r, r2);
-	KUNIT_ASSERT_EQ(test, mem_lookup(a, addr + 4 * PAGE_SIZE, &loc), 0);
+	KUNIT_ASSERT_EQ(test, mock_lookup(a, addr + 4 * PAGE_SIZE, &loc), 0);
 	KUNIT_EXPECT_PTR_EQ(test, loc.r, r3);
 }
 
@@ -513,13 +472,13 @@ static void netgpu_mem_test_region_lifetime(struct kunit *test)
 	addr = mem_space(test, 2);
 	r = mem_add(test, addr, 2);
 	id = r->id;
-	a = mem_ctx(test, f->dev[0]);
+	a = mock_memctx(test, f->dev[0]);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r), 0);
 
 	/* The area goes: the attachment keeps the region and its map. */
-	kunit_release_action(test, mem_close_action, f->mem);
+	kunit_release_action(test, mock_mem_close_action, f->mem);
 	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
-	KUNIT_EXPECT_EQ(test, mem_lookup(a, addr, &loc), 0);
+	KUNIT_EXPECT_EQ(test, mock_lookup(a, addr, &loc), 0);
 	KUNIT_EXPECT_TRUE(test, backing_held(test, addr, 0));
 
 	/* The attachment goes: only the test's reference is left. */
@@ -530,7 +489,7 @@ static void netgpu_mem_test_region_lifetime(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, backing_held(test, addr, 0));
 
 	/* The last reference releases the memory. */
-	kunit_release_action(test, region_put_action, r);
+	kunit_release_action(test, mock_region_put_action, r);
 	KUNIT_EXPECT_FALSE(test, backing_held(test, addr, 0));
 	KUNIT_EXPECT_GT(test, id, 0);
 }
@@ -550,14 +509,14 @@ static void netgpu_mem_test_revoke(struct kunit *test)
 	r = mem_add(test, addr, 4);
 	id = r->id;
 	for (i = 0; i < 3; i++) {
-		mc[i] = mem_ctx(test, f->dev[i / 2]);
+		mc[i] = mock_memctx(test, f->dev[i / 2]);
 		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[i], r), 0);
 	}
 
 	netgpu_region_revoke(r);
 
 	for (i = 0; i < 3; i++) {
-		KUNIT_EXPECT_EQ(test, mem_lookup(mc[i], addr, &loc), -EFAULT);
+		KUNIT_EXPECT_EQ(test, mock_lookup(mc[i], addr, &loc), -EFAULT);
 		KUNIT_EXPECT_TRUE(test, xa_empty(&mc[i]->xa));
 		KUNIT_EXPECT_TRUE(test, list_empty(&mc[i]->atts));
 		KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc[i], r), -ENOENT);
@@ -572,7 +531,7 @@ static void netgpu_mem_test_revoke(struct kunit *test)
 	netgpu_region_revoke(r);
 	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
 	KUNIT_EXPECT_TRUE(test, backing_held(test, addr, 0));
-	kunit_release_action(test, region_put_action, r);
+	kunit_release_action(test, mock_region_put_action, r);
 	KUNIT_EXPECT_FALSE(test, backing_held(test, addr, 0));
 }
 
@@ -631,7 +590,7 @@ static struct lookup_loop *lookup_loop_start(struct kunit *test,
 	l->nr_pages = nr_pages;
 	l->task = kthread_run(lookup_loop_fn, l, "netgpu-lookup");
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, l->task);
-	mem_defer(test, lookup_loop_stop, l);
+	mock_defer(test, lookup_loop_stop, l);
 	return l;
 }
 
@@ -664,8 +623,8 @@ static void netgpu_mem_test_concurrent_lookup(struct kunit *test)
 
 	addr = mem_space(test, 8);
 	r = mem_add(test, addr, 8);
-	a = mem_ctx(test, f->dev[0]);
-	b = mem_ctx(test, f->dev[1]);
+	a = mock_memctx(test, f->dev[0]);
+	b = mock_memctx(test, f->dev[1]);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r), 0);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(b, r), 0);
 
@@ -756,8 +715,8 @@ static void netgpu_mem_test_attach_fail_nth(struct kunit *test)
 
 	addr = mem_space(test, 4);
 	r = mem_add(test, addr, 4);
-	mc[0] = mem_ctx(test, f->dev[0]);
-	mc[1] = mem_ctx(test, f->dev[0]);
+	mc[0] = mock_memctx(test, f->dev[0]);
+	mc[1] = mock_memctx(test, f->dev[0]);
 
 	for (i = 0; i < 2; i++) {
 		faults = 0;
@@ -804,8 +763,8 @@ static void netgpu_mem_test_revoke_fail_nth(struct kunit *test)
 		addr = mem_space(test, 2);
 		f->nr = 0;
 		r = mem_add(test, addr, 2);
-		mc[0] = mem_ctx(test, f->dev[0]);
-		mc[1] = mem_ctx(test, f->dev[1]);
+		mc[0] = mock_memctx(test, f->dev[0]);
+		mc[1] = mock_memctx(test, f->dev[1]);
 		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[0], r), 0);
 		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[1], r), 0);
 
@@ -814,12 +773,12 @@ static void netgpu_mem_test_revoke_fail_nth(struct kunit *test)
 		left = current->fail_nth;
 		current->fail_nth = 0;
 
-		KUNIT_EXPECT_EQ(test, mem_lookup(mc[0], addr, &loc), -EFAULT);
-		KUNIT_EXPECT_EQ(test, mem_lookup(mc[1], addr, &loc), -EFAULT);
+		KUNIT_EXPECT_EQ(test, mock_lookup(mc[0], addr, &loc), -EFAULT);
+		KUNIT_EXPECT_EQ(test, mock_lookup(mc[1], addr, &loc), -EFAULT);
 		KUNIT_EXPECT_EQ(test, region_nr_maps(r), 0);
 		expect_exporter_maps(test, 0, 0);
 		KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
-		kunit_release_action(test, region_put_action, r);
+		kunit_release_action(test, mock_region_put_action, r);
 		KUNIT_EXPECT_FALSE(test, backing_held(test, addr, 0));
 		if (left)
 			break;
@@ -849,11 +808,8 @@ static void netgpu_mem_test_rfc_no_sleep_under_spinlock(struct kunit *test)
 
 	tprov_register(test);
 	id = tprov_add_region(test, 0x100000, 4 * PAGE_SIZE);
-	KUNIT_ASSERT_GT(test, id, 0);
-	r = netgpu_mem_get_region(f->mem, id);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
-	mem_defer(test, region_put_action, r);
-	mc = mem_ctx(test, f->dev[0]);
+	r = mock_region_get(test, f->mem, id);
+	mc = mock_memctx(test, f->dev[0]);
 
 	tprov_map_preemptible = false;
 	tprov_map_in_rcu = true;
@@ -889,11 +845,11 @@ static void netgpu_mem_test_rfc_lookup_holds_ref(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
 	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
 
-	kunit_release_action(test, mem_close_action, f->mem);
+	kunit_release_action(test, mock_mem_close_action, f->mem);
 	/* Still alive and usable through the looked-up reference. */
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
 	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
-	mc = mem_ctx(test, f->dev[0]);
+	mc = mock_memctx(test, f->dev[0]);
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), 0);
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
 	netgpu_region_put(r);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Mock GPU for netgpu's KUnit suites: a dynamic dma-buf exporter (it has
- * pin/unpin, so importers may be told to move) of kernel pages, and a
- * mock DMA device for the NIC side.  See mock_gpu.h.
+ * pin/unpin, so importers may be told to move) of kernel pages, a mock
+ * DMA device for the NIC side, and the helpers the memory suites share.
+ * See mock_gpu.h.
  */
 
 #include <kunit/device.h>
@@ -13,9 +14,11 @@
 #include <linux/dma-resv.h>
 #include <linux/fs.h>
 #include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 
+#include "mem.h"
 #include "mock_gpu.h"
 
 MODULE_IMPORT_NS(DMA_BUF);
@@ -267,6 +270,148 @@ struct device *mock_dma_device(struct kunit *test, const char *name)
 	return dev;
 }
 EXPORT_SYMBOL_GPL(mock_dma_device);
+
+/* ===== Helpers shared by the memory suites ===== */
+
+/**
+ * mock_mem_close_action() - kunit action: netgpu_mem_close()
+ * @mem: the area (&struct netgpu_mem)
+ *
+ * Context: Process context, may sleep.
+ */
+void mock_mem_close_action(void *mem)
+{
+	netgpu_mem_close(mem);
+}
+EXPORT_SYMBOL_GPL(mock_mem_close_action);
+
+/**
+ * mock_region_put_action() - kunit action: netgpu_region_put()
+ * @r: the region (&struct netgpu_region)
+ *
+ * Context: Process context, may sleep.
+ */
+void mock_region_put_action(void *r)
+{
+	netgpu_region_put(r);
+}
+EXPORT_SYMBOL_GPL(mock_region_put_action);
+
+/**
+ * mock_memctx_release_action() - kunit action: netgpu_memctx_release()
+ * @mc: the context (&struct netgpu_memctx)
+ *
+ * Context: Process context, may sleep.
+ */
+void mock_memctx_release_action(void *mc)
+{
+	netgpu_memctx_release(mc);
+}
+EXPORT_SYMBOL_GPL(mock_memctx_release_action);
+
+/**
+ * mock_defer() - run an action when the test ends
+ * @test: the test
+ * @action: what to run
+ * @ctx: its argument
+ *
+ * Runs @action(@ctx) at once, and fails the test, if it cannot be
+ * registered.
+ *
+ * Context: Process context, the test's thread.
+ */
+void mock_defer(struct kunit *test, kunit_action_t *action, void *ctx)
+{
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, action, ctx), 0);
+}
+EXPORT_SYMBOL_GPL(mock_defer);
+
+/**
+ * mock_mem() - a memory area closed when the test ends
+ * @test: the test; fails if the area cannot be created
+ *
+ * Release it early with kunit_release_action(@test,
+ * mock_mem_close_action, area).
+ *
+ * Context: Process context, the test's thread.
+ * Return: the area.
+ */
+struct netgpu_mem *mock_mem(struct kunit *test)
+{
+	struct netgpu_mem *mem = netgpu_mem_create();
+
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+	mock_defer(test, mock_mem_close_action, mem);
+	return mem;
+}
+EXPORT_SYMBOL_GPL(mock_mem);
+
+/**
+ * mock_region_get() - a reference on a region just added, for the test
+ * @test: the test; fails unless @id is a region of @mem
+ * @mem: the area
+ * @id: what netgpu_mem_add_region() returned
+ *
+ * The reference is dropped when the test ends, or earlier with
+ * kunit_release_action(@test, mock_region_put_action, region).
+ *
+ * Context: Process context, the test's thread.
+ * Return: the region.
+ */
+struct netgpu_region *mock_region_get(struct kunit *test,
+				      struct netgpu_mem *mem, int id)
+{
+	struct netgpu_region *r;
+
+	KUNIT_ASSERT_GT(test, id, 0);
+	r = netgpu_mem_get_region(mem, id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+	mock_defer(test, mock_region_put_action, r);
+	return r;
+}
+EXPORT_SYMBOL_GPL(mock_region_get);
+
+/**
+ * mock_memctx() - a context for @dev, released when the test ends
+ * @test: the test
+ * @dev: the device the context DMAs with
+ *
+ * Context: Process context, the test's thread.
+ * Return: the context.
+ */
+struct netgpu_memctx *mock_memctx(struct kunit *test, struct device *dev)
+{
+	struct netgpu_memctx *mc;
+
+	mc = kunit_kzalloc(test, sizeof(*mc), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mc);
+	netgpu_memctx_init(mc, dev);
+	mock_defer(test, mock_memctx_release_action, mc);
+	return mc;
+}
+EXPORT_SYMBOL_GPL(mock_memctx);
+
+/**
+ * mock_lookup() - netgpu_memctx_lookup() in its own RCU read section
+ * @mc: the context
+ * @addr: the address
+ * @loc: the result; its pointers are only good for comparisons after
+ *	this returns
+ *
+ * Context: Any context.
+ * Return: as netgpu_memctx_lookup().
+ */
+int mock_lookup(struct netgpu_memctx *mc, u64 addr,
+		struct netgpu_mem_loc *loc)
+{
+	int err;
+
+	rcu_read_lock();
+	err = netgpu_memctx_lookup(mc, addr, loc);
+	rcu_read_unlock();
+	return err;
+}
+EXPORT_SYMBOL_GPL(mock_lookup);
 
 MODULE_DESCRIPTION("netgpu KUnit mock GPU (dma-buf exporter)");
 MODULE_LICENSE("GPL");

@@ -5,10 +5,15 @@
  * sizes, so the importer sees sg segments of any shape, which tests can
  * make refuse attach or map, revoke on demand, and whose live
  * attachments, mappings and pins they can count.
+ *
+ * Also the helpers the memory suites share: kunit actions releasing
+ * netgpu memory objects, contexts and regions tied to the test, and the
+ * lookup under RCU.
  */
 #ifndef _NETGPU_MOCK_GPU_H
 #define _NETGPU_MOCK_GPU_H
 
+#include <kunit/resource.h>
 #include <linux/atomic.h>
 #include <linux/types.h>
 
@@ -16,6 +21,10 @@ struct device;
 struct dma_buf;
 struct kunit;
 struct page;
+struct netgpu_mem;
+struct netgpu_mem_loc;
+struct netgpu_memctx;
+struct netgpu_region;
 
 /**
  * struct mock_gpu_buf - one exported buffer
@@ -52,5 +61,17 @@ void mock_gpu_revoke(struct mock_gpu_buf *buf);
 int mock_gpu_live_bufs(void);
 long mock_gpu_file_count(struct mock_gpu_buf *buf);
 struct device *mock_dma_device(struct kunit *test, const char *name);
+
+/* Shared by the memory suites */
+void mock_mem_close_action(void *mem);
+void mock_region_put_action(void *r);
+void mock_memctx_release_action(void *mc);
+void mock_defer(struct kunit *test, kunit_action_t *action, void *ctx);
+struct netgpu_mem *mock_mem(struct kunit *test);
+struct netgpu_region *mock_region_get(struct kunit *test,
+				      struct netgpu_mem *mem, int id);
+struct netgpu_memctx *mock_memctx(struct kunit *test, struct device *dev);
+int mock_lookup(struct netgpu_memctx *mc, u64 addr,
+		struct netgpu_mem_loc *loc);
 
 #endif /* _NETGPU_MOCK_GPU_H */
