@@ -472,6 +472,129 @@ static void netgpu_dmabuf_test_map_fail_nth(struct kunit *test)
 	expect_segments(test, mc, buf, DMABUF_BASE);
 }
 
+/* ----- Exporters that misbehave ----- */
+
+/* A buffer of no size, or of a size that is not a page multiple, is refused. */
+static void netgpu_dmabuf_test_bad_size(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 0 };
+	struct dmabuf_fix *f = test->priv;
+	struct mock_gpu_buf *bufs[2];
+	unsigned int i;
+
+	bufs[0] = mock_gpu_buf_create_sized(test, orders, 0, 0);
+	bufs[1] = mock_gpu_buf_create_sized(test, orders, 2, PAGE_SIZE + 512);
+	for (i = 0; i < ARRAY_SIZE(bufs); i++) {
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, bufs[i]);
+		KUNIT_EXPECT_EQ(test, netgpu_dmabuf_add_region(f->mem,
+							       bufs[i]->dmabuf,
+							       DMABUF_BASE),
+				-EINVAL);
+		KUNIT_EXPECT_EQ(test, mock_gpu_file_count(bufs[i]), 1);
+	}
+	KUNIT_EXPECT_TRUE(test, xa_empty(&f->mem->regions));
+}
+
+/* Zero-length sg entries anywhere in the table are skipped. */
+static void netgpu_dmabuf_test_zero_length_sg(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 2, 1 };
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_memctx *mc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+
+	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	buf->zero_len_sg = true;
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	mc = mock_memctx(test, f->dev[0]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	expect_exporter(test, buf, 1);
+	expect_segments(test, mc, buf, DMABUF_BASE);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+	expect_exporter(test, buf, 0);
+}
+
+/*
+ * An exporter that maps less than its buffer: attach fails with -EINVAL
+ * (no address of the region may be without DMA), and the mapping and
+ * attachment are given back.
+ */
+static void netgpu_dmabuf_test_short_map(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 1 };
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_memctx *mc;
+	struct netgpu_mem_loc loc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+
+	buf = mock_gpu_buf_create_sized(test, orders, ARRAY_SIZE(orders),
+					4 * PAGE_SIZE);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	KUNIT_EXPECT_EQ(test, r->len, 4 * PAGE_SIZE);
+	mc = mock_memctx(test, f->dev[0]);
+
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -EINVAL);
+	expect_exporter(test, buf, 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc, DMABUF_BASE, &loc), -EFAULT);
+}
+
+/*
+ * An exporter that maps more than its buffer: the region ends where the
+ * buffer does, the segment across the end is cut there, and the dma op
+ * refuses offsets past it.
+ */
+static void netgpu_dmabuf_test_long_map(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 1, 0 };
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_memctx *mc;
+	struct netgpu_mem_loc loc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+	bool direct;
+	dma_addr_t dma;
+	u64 len;
+
+	buf = mock_gpu_buf_create_sized(test, orders, ARRAY_SIZE(orders),
+					2 * PAGE_SIZE);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	mc = mock_memctx(test, f->dev[0]);
+	direct = !device_iommu_mapped(mc->dev);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	expect_exporter(test, buf, 1);
+
+	KUNIT_ASSERT_EQ(test, mock_lookup(mc, DMABUF_BASE + 100, &loc), 0);
+	KUNIT_EXPECT_EQ(test, loc.len, PAGE_SIZE - 100);
+	/* The second chunk is two pages; one is in the buffer. */
+	KUNIT_ASSERT_EQ(test, mock_lookup(mc, DMABUF_BASE + PAGE_SIZE + 100,
+					  &loc), 0);
+	KUNIT_EXPECT_EQ(test, loc.off, PAGE_SIZE + 100);
+	KUNIT_EXPECT_EQ(test, loc.len, PAGE_SIZE - 100);
+	if (direct)
+		KUNIT_EXPECT_EQ(test, loc.dma,
+				page_to_phys(buf->pages[1]) + 100);
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc, DMABUF_BASE + 2 * PAGE_SIZE,
+					  &loc), -EFAULT);
+
+	/* Past the end of the mapping, through the op itself. */
+	KUNIT_EXPECT_EQ(test, r->ops->dma(loc.map, r->len, &dma, &len),
+			-EFAULT);
+	KUNIT_EXPECT_EQ(test, r->ops->dma(loc.map, U64_MAX, &dma, &len),
+			-EFAULT);
+	KUNIT_EXPECT_EQ(test, r->ops->dma(loc.map, r->len - 1, &dma, &len),
+			0);
+	KUNIT_EXPECT_EQ(test, len, 1);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+	expect_exporter(test, buf, 0);
+}
+
 /* ----- The in-tree udmabuf exporter ----- */
 
 static void dmabuf_put_file(void *file)
@@ -609,6 +732,10 @@ static struct kunit_case dmabuf_test_cases[] = {
 	KUNIT_CASE(netgpu_dmabuf_test_rfc_no_extra_put),
 	KUNIT_CASE(netgpu_dmabuf_test_add_fail_nth),
 	KUNIT_CASE(netgpu_dmabuf_test_map_fail_nth),
+	KUNIT_CASE(netgpu_dmabuf_test_bad_size),
+	KUNIT_CASE(netgpu_dmabuf_test_zero_length_sg),
+	KUNIT_CASE(netgpu_dmabuf_test_short_map),
+	KUNIT_CASE(netgpu_dmabuf_test_long_map),
 	KUNIT_CASE(netgpu_dmabuf_test_udmabuf),
 	{}
 };

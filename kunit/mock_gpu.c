@@ -65,6 +65,7 @@ static struct sg_table *mock_gpu_map(struct dma_buf_attachment *attach,
 				     enum dma_data_direction dir)
 {
 	struct mock_gpu_buf *buf = attach->dmabuf->priv;
+	bool zero = READ_ONCE(buf->zero_len_sg);
 	struct scatterlist *sg;
 	struct sg_table *sgt;
 	unsigned int i;
@@ -79,11 +80,21 @@ static struct sg_table *mock_gpu_map(struct dma_buf_attachment *attach,
 	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
-	err = sg_alloc_table(sgt, buf->nr_chunks, GFP_KERNEL);
+	/* With zero_len_sg: empty, chunk 0, empty, ..., chunk n-1, empty. */
+	err = sg_alloc_table(sgt, zero ? 2 * buf->nr_chunks + 1 :
+			     buf->nr_chunks, GFP_KERNEL);
 	if (err)
 		goto err_free;
-	for_each_sgtable_sg(sgt, sg, i)
-		sg_set_page(sg, buf->pages[i], PAGE_SIZE << buf->orders[i], 0);
+	for_each_sgtable_sg(sgt, sg, i) {
+		if (zero && !(i & 1))
+			sg_set_page(sg, buf->pages[0], 0, 0);
+		else if (zero)
+			sg_set_page(sg, buf->pages[i / 2],
+				    PAGE_SIZE << buf->orders[i / 2], 0);
+		else
+			sg_set_page(sg, buf->pages[i],
+				    PAGE_SIZE << buf->orders[i], 0);
+	}
 	err = dma_map_sgtable(attach->dev, sgt, dir, 0);
 	if (err)
 		goto err_table;
@@ -113,7 +124,7 @@ static void mock_gpu_free(struct mock_gpu_buf *buf)
 {
 	unsigned int i;
 
-	for (i = 0; i < buf->nr_chunks; i++)
+	for (i = 0; buf->pages && i < buf->nr_chunks; i++)
 		if (buf->pages[i])
 			__free_pages(buf->pages[i], buf->orders[i]);
 	kfree(buf->pages);
@@ -145,17 +156,21 @@ KUNIT_DEFINE_ACTION_WRAPPER(mock_gpu_put_action, dma_buf_put,
 			    struct dma_buf *);
 
 /**
- * mock_gpu_buf_create() - export a buffer of chunks of given orders
+ * mock_gpu_buf_create_sized() - export chunks as a buffer of a given size
  * @test: the test; it holds a reference on the dma-buf until it ends
  * @orders: allocation order of each chunk (each one sg entry)
- * @nr_chunks: number of chunks
+ * @nr_chunks: number of chunks (0: an empty buffer)
+ * @size: the size the dma-buf claims, whatever the chunks add up to: an
+ *	exporter whose mapping covers less or more than its buffer, or one
+ *	of a size that is not a page multiple
  *
  * Context: Process context.
  * Return: the buffer, or an ERR_PTR().
  */
-struct mock_gpu_buf *mock_gpu_buf_create(struct kunit *test,
-					 const unsigned int *orders,
-					 unsigned int nr_chunks)
+struct mock_gpu_buf *mock_gpu_buf_create_sized(struct kunit *test,
+					       const unsigned int *orders,
+					       unsigned int nr_chunks,
+					       size_t size)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(exp);
 	struct mock_gpu_buf *buf;
@@ -167,17 +182,17 @@ struct mock_gpu_buf *mock_gpu_buf_create(struct kunit *test,
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
 	buf->nr_chunks = nr_chunks;
-	buf->orders = kmemdup(orders, nr_chunks * sizeof(*orders),
-			      GFP_KERNEL);
+	buf->orders = kcalloc(nr_chunks, sizeof(*orders), GFP_KERNEL);
 	buf->pages = kcalloc(nr_chunks, sizeof(*buf->pages), GFP_KERNEL);
 	if (!buf->orders || !buf->pages)
 		goto err_nomem;
 	for (i = 0; i < nr_chunks; i++) {
+		buf->orders[i] = orders[i];
 		buf->pages[i] = alloc_pages(GFP_KERNEL | __GFP_ZERO, orders[i]);
 		if (!buf->pages[i])
 			goto err_nomem;
-		buf->size += PAGE_SIZE << orders[i];
 	}
+	buf->size = size;
 
 	exp.ops = &mock_gpu_dmabuf_ops;
 	exp.size = buf->size;
@@ -200,6 +215,28 @@ struct mock_gpu_buf *mock_gpu_buf_create(struct kunit *test,
 err_nomem:
 	mock_gpu_free(buf);
 	return ERR_PTR(-ENOMEM);
+}
+EXPORT_SYMBOL_GPL(mock_gpu_buf_create_sized);
+
+/**
+ * mock_gpu_buf_create() - export a buffer of chunks of given orders
+ * @test: the test; it holds a reference on the dma-buf until it ends
+ * @orders: allocation order of each chunk (each one sg entry)
+ * @nr_chunks: number of chunks
+ *
+ * Context: Process context.
+ * Return: the buffer, or an ERR_PTR().
+ */
+struct mock_gpu_buf *mock_gpu_buf_create(struct kunit *test,
+					 const unsigned int *orders,
+					 unsigned int nr_chunks)
+{
+	size_t size = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr_chunks; i++)
+		size += PAGE_SIZE << orders[i];
+	return mock_gpu_buf_create_sized(test, orders, nr_chunks, size);
 }
 EXPORT_SYMBOL_GPL(mock_gpu_buf_create);
 

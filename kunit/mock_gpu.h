@@ -3,7 +3,8 @@
  * A mock GPU for netgpu's KUnit suites: a dma-buf exporter of kernel
  * pages (memory that is not the test's user memory) in chunks of chosen
  * sizes, so the importer sees sg segments of any shape, which tests can
- * make refuse attach or map, revoke on demand, and whose live
+ * make refuse attach or map, misbehave (zero-length sg entries, a size
+ * the mapping does not match), revoke on demand, and whose live
  * attachments, mappings and pins they can count.
  *
  * Also the helpers the memory suites share: kunit actions releasing
@@ -29,9 +30,12 @@ struct netgpu_region;
 /**
  * struct mock_gpu_buf - one exported buffer
  * @dmabuf: the dma-buf (the test holds a reference until it ends)
- * @size: bytes
+ * @size: bytes the dma-buf says it has (the chunks' unless created with
+ *	mock_gpu_buf_create_sized())
  * @fail_attach: errno the next attaches fail with (0: succeed)
  * @fail_map: errno the next maps fail with (0: succeed)
+ * @zero_len_sg: the next maps put a zero-length sg entry before each
+ *	chunk and after the last one
  * @revoked: mock_gpu_revoke() ran; maps fail with -ENODEV
  * @attachments: live attachments
  * @mappings: live mappings
@@ -45,6 +49,7 @@ struct mock_gpu_buf {
 	size_t		size;
 	int		fail_attach;
 	int		fail_map;
+	bool		zero_len_sg;
 	bool		revoked;
 	atomic_t	attachments;
 	atomic_t	mappings;
@@ -57,6 +62,10 @@ struct mock_gpu_buf {
 struct mock_gpu_buf *mock_gpu_buf_create(struct kunit *test,
 					 const unsigned int *orders,
 					 unsigned int nr_chunks);
+struct mock_gpu_buf *mock_gpu_buf_create_sized(struct kunit *test,
+					       const unsigned int *orders,
+					       unsigned int nr_chunks,
+					       size_t size);
 void mock_gpu_revoke(struct mock_gpu_buf *buf);
 int mock_gpu_live_bufs(void);
 long mock_gpu_file_count(struct mock_gpu_buf *buf);
