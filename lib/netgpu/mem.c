@@ -679,12 +679,12 @@ void netgpu_memctx_release(struct netgpu_memctx *mc)
 
 	for (;;) {
 		mutex_lock(&mc->lock);
-		att = list_first_entry_or_null(&mc->atts,
-					       struct netgpu_mem_att, mc_node);
-		if (!att) {
+		if (list_empty(&mc->atts)) {
 			mutex_unlock(&mc->lock);
 			break;
 		}
+		att = list_first_entry(&mc->atts, struct netgpu_mem_att,
+				       mc_node);
 		r = att->r;
 		/* The attachment's reference keeps r while we hold mc->lock. */
 		refcount_inc(&r->ref);
