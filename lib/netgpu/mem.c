@@ -209,10 +209,11 @@ int netgpu_mem_add_region(struct netgpu_mem *mem,
 	if (mem->closed)
 		err = -ENODEV;
 	else
-		err = __xa_alloc(&mem->regions, &id, r, xa_limit_31b,
+		/* Sets r->id under the lock, before anyone can find r. */
+		err = __xa_alloc(&mem->regions, &r->id, r, xa_limit_31b,
 				 GFP_KERNEL);
-	if (!err)
-		r->id = id;
+	/* Once unlocked, a revocation may free r: return the copy. */
+	id = r->id;
 	xa_unlock(&mem->regions);
 
 	if (err) {
