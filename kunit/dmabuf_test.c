@@ -30,24 +30,12 @@
 
 MODULE_IMPORT_NS(DMA_BUF);
 
-KUNIT_DEFINE_ACTION_WRAPPER(dmabuf_mem_close_action, netgpu_mem_close,
-			    struct netgpu_mem *);
-KUNIT_DEFINE_ACTION_WRAPPER(dmabuf_region_put_action, netgpu_region_put,
-			    struct netgpu_region *);
 KUNIT_DEFINE_ACTION_WRAPPER(dmabuf_put_action, dma_buf_put, struct dma_buf *);
-KUNIT_DEFINE_ACTION_WRAPPER(dmabuf_memctx_release_action,
-			    netgpu_memctx_release, struct netgpu_memctx *);
 
 #define DMABUF_BASE	0x7f0000000000ULL
 
 /* Pins the exporter sees per mapping (dma-buf pins unless move_notify). */
 #define PINS_PER_MAP	(IS_ENABLED(CONFIG_DMABUF_MOVE_NOTIFY) ? 0 : 1)
-
-/* Run @action(@ctx) when the test ends (or now, if that fails). */
-static void dmabuf_defer(struct kunit *test, kunit_action_t *action, void *ctx)
-{
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, action, ctx), 0);
-}
 
 /* ===== Helpers ===== */
 
@@ -69,11 +57,9 @@ static int dmabuf_test_init(struct kunit *test)
 	f->dev[1] = mock_dma_device(test, "netgpu-dmabuf-nic1");
 	if (IS_ERR(f->dev[1]))
 		return PTR_ERR(f->dev[1]);
-	f->mem = netgpu_mem_create();
-	if (!f->mem)
-		return -ENOMEM;
+	f->mem = mock_mem(test);
 	test->priv = f;
-	return kunit_add_action_or_reset(test, dmabuf_mem_close_action, f->mem);
+	return 0;
 }
 
 static struct mock_gpu_buf *dmabuf_buf(struct kunit *test,
@@ -90,38 +76,10 @@ static struct netgpu_region *dmabuf_region(struct kunit *test,
 					   struct mock_gpu_buf *buf, u64 addr)
 {
 	struct dmabuf_fix *f = test->priv;
-	struct netgpu_region *r;
-	int id;
 
-	id = netgpu_dmabuf_add_region(f->mem, buf->dmabuf, addr);
-	KUNIT_ASSERT_GT(test, id, 0);
-	r = netgpu_mem_get_region(f->mem, id);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
-	dmabuf_defer(test, dmabuf_region_put_action, r);
-	return r;
-}
-
-static struct netgpu_memctx *dmabuf_ctx(struct kunit *test,
-					struct device *dev)
-{
-	struct netgpu_memctx *mc;
-
-	mc = kunit_kzalloc(test, sizeof(*mc), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, mc);
-	netgpu_memctx_init(mc, dev);
-	dmabuf_defer(test, dmabuf_memctx_release_action, mc);
-	return mc;
-}
-
-static int dmabuf_lookup(struct netgpu_memctx *mc, u64 addr,
-			 struct netgpu_mem_loc *loc)
-{
-	int err;
-
-	rcu_read_lock();
-	err = netgpu_memctx_lookup(mc, addr, loc);
-	rcu_read_unlock();
-	return err;
+	return mock_region_get(test, f->mem,
+			       netgpu_dmabuf_add_region(f->mem, buf->dmabuf,
+							addr));
 }
 
 static void expect_exporter(struct kunit *test, struct mock_gpu_buf *buf,
@@ -153,7 +111,7 @@ static void expect_segments(struct kunit *test, struct netgpu_memctx *mc,
 		probes[2] = size - 1;
 		for (j = 0; j < ARRAY_SIZE(probes); j++) {
 			u64 p = probes[j];
-			int err = dmabuf_lookup(mc, addr + off + p, &loc);
+			int err = mock_lookup(mc, addr + off + p, &loc);
 
 			KUNIT_ASSERT_EQ_MSG(test, err, 0, "chunk %u +%llu", i,
 					    p);
@@ -168,8 +126,8 @@ static void expect_segments(struct kunit *test, struct netgpu_memctx *mc,
 		off += size;
 	}
 	KUNIT_EXPECT_EQ(test, off, buf->size);
-	KUNIT_EXPECT_EQ(test, dmabuf_lookup(mc, addr + off, &loc), -EFAULT);
-	KUNIT_EXPECT_EQ(test, dmabuf_lookup(mc, addr - 1, &loc), -EFAULT);
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc, addr + off, &loc), -EFAULT);
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc, addr - 1, &loc), -EFAULT);
 }
 
 /* ===== Test cases ===== */
@@ -190,8 +148,8 @@ static void netgpu_dmabuf_test_map(struct kunit *test)
 	/* Nothing is attached before a context needs it. */
 	expect_exporter(test, buf, 0);
 
-	a = dmabuf_ctx(test, f->dev[0]);
-	b = dmabuf_ctx(test, f->dev[1]);
+	a = mock_memctx(test, f->dev[0]);
+	b = mock_memctx(test, f->dev[1]);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r), 0);
 	expect_exporter(test, buf, 1);
 	expect_segments(test, a, buf, DMABUF_BASE);
@@ -237,7 +195,7 @@ static void netgpu_dmabuf_test_segments(struct kunit *test)
 
 	buf = dmabuf_buf(test, s->orders, s->nr);
 	r = dmabuf_region(test, buf, DMABUF_BASE);
-	mc = dmabuf_ctx(test, f->dev[0]);
+	mc = mock_memctx(test, f->dev[0]);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
 	expect_segments(test, mc, buf, DMABUF_BASE);
 }
@@ -261,18 +219,18 @@ static void netgpu_dmabuf_test_revoke(struct kunit *test)
 	r = dmabuf_region(test, buf, DMABUF_BASE);
 	id = r->id;
 	for (i = 0; i < 3; i++) {
-		mc[i] = dmabuf_ctx(test, f->dev[i / 2]);
+		mc[i] = mock_memctx(test, f->dev[i / 2]);
 		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[i], r), 0);
 	}
 	expect_exporter(test, buf, 2);
 
 	mock_gpu_revoke(buf);
 	/* Lookups fail at once, before the deferred detach has run. */
-	KUNIT_EXPECT_NE(test, dmabuf_lookup(mc[0], DMABUF_BASE, &loc), 0);
+	KUNIT_EXPECT_NE(test, mock_lookup(mc[0], DMABUF_BASE, &loc), 0);
 	netgpu_region_flush_revoke(r);
 
 	for (i = 0; i < 3; i++) {
-		KUNIT_EXPECT_EQ(test, dmabuf_lookup(mc[i], DMABUF_BASE, &loc),
+		KUNIT_EXPECT_EQ(test, mock_lookup(mc[i], DMABUF_BASE, &loc),
 				-EFAULT);
 		KUNIT_EXPECT_TRUE(test, list_empty(&mc[i]->atts));
 		KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc[i], r), -ENOENT);
@@ -285,7 +243,7 @@ static void netgpu_dmabuf_test_revoke(struct kunit *test)
 	/* Only the test's own references are left: the region's, buffer's. */
 	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
 	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), 2);
-	kunit_release_action(test, dmabuf_region_put_action, r);
+	kunit_release_action(test, mock_region_put_action, r);
 	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), 1);
 }
 
@@ -300,7 +258,7 @@ static void netgpu_dmabuf_test_exporter_refuses(struct kunit *test)
 
 	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
 	r = dmabuf_region(test, buf, DMABUF_BASE);
-	mc = dmabuf_ctx(test, f->dev[0]);
+	mc = mock_memctx(test, f->dev[0]);
 
 	buf->fail_attach = -EBUSY;
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -EBUSY);
@@ -377,7 +335,7 @@ static void netgpu_dmabuf_test_fd(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, netgpu_dmabuf_add_region_fd(f->mem, fd,
 							  DMABUF_BASE),
 			-EBADF);
-	kunit_release_action(test, dmabuf_mem_close_action, f->mem);
+	kunit_release_action(test, mock_mem_close_action, f->mem);
 	/* close_fd() defers the fput; the area's is synchronous. */
 	flush_delayed_fput();
 	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), 1);
@@ -409,24 +367,22 @@ static void netgpu_dmabuf_test_rfc_no_extra_put(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), before + 1);
 	r = netgpu_mem_get_region(f->mem, id);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
-	mc[0] = dmabuf_ctx(test, f->dev[0]);
-	mc[1] = dmabuf_ctx(test, f->dev[1]);
+	mc[0] = mock_memctx(test, f->dev[0]);
+	mc[1] = mock_memctx(test, f->dev[1]);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[0], r), 0);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[1], r), 0);
 
 	mock_gpu_revoke(buf);
 	netgpu_region_flush_revoke(r);
 	netgpu_region_put(r);
-	kunit_release_action(test, dmabuf_mem_close_action, f->mem);
+	kunit_release_action(test, mock_mem_close_action, f->mem);
 
 	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), before);
 	KUNIT_EXPECT_EQ(test, mock_gpu_live_bufs(), live);
 	expect_exporter(test, buf, 0);
 
 	/* Still a buffer one can register (the exporter refuses maps now). */
-	mem = netgpu_mem_create();
-	KUNIT_ASSERT_NOT_NULL(test, mem);
-	dmabuf_defer(test, dmabuf_mem_close_action, mem);
+	mem = mock_mem(test);
 	KUNIT_EXPECT_GT(test, netgpu_dmabuf_add_region(mem, buf->dmabuf,
 						       DMABUF_BASE), 0);
 	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), before + 1);
@@ -491,7 +447,7 @@ static void netgpu_dmabuf_test_map_fail_nth(struct kunit *test)
 
 	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
 	r = dmabuf_region(test, buf, DMABUF_BASE);
-	mc = dmabuf_ctx(test, f->dev[0]);
+	mc = mock_memctx(test, f->dev[0]);
 	for (n = 1; n < 1000; n++) {
 		current->fail_nth = n;
 		err = netgpu_memctx_attach(mc, r);
@@ -514,6 +470,129 @@ static void netgpu_dmabuf_test_map_fail_nth(struct kunit *test)
 	KUNIT_EXPECT_GT(test, faults, 0);
 	expect_exporter(test, buf, 1);
 	expect_segments(test, mc, buf, DMABUF_BASE);
+}
+
+/* ----- Exporters that misbehave ----- */
+
+/* A buffer of no size, or of a size that is not a page multiple, is refused. */
+static void netgpu_dmabuf_test_bad_size(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 0 };
+	struct dmabuf_fix *f = test->priv;
+	struct mock_gpu_buf *bufs[2];
+	unsigned int i;
+
+	bufs[0] = mock_gpu_buf_create_sized(test, orders, 0, 0);
+	bufs[1] = mock_gpu_buf_create_sized(test, orders, 2, PAGE_SIZE + 512);
+	for (i = 0; i < ARRAY_SIZE(bufs); i++) {
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, bufs[i]);
+		KUNIT_EXPECT_EQ(test, netgpu_dmabuf_add_region(f->mem,
+							       bufs[i]->dmabuf,
+							       DMABUF_BASE),
+				-EINVAL);
+		KUNIT_EXPECT_EQ(test, mock_gpu_file_count(bufs[i]), 1);
+	}
+	KUNIT_EXPECT_TRUE(test, xa_empty(&f->mem->regions));
+}
+
+/* Zero-length sg entries anywhere in the table are skipped. */
+static void netgpu_dmabuf_test_zero_length_sg(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 2, 1 };
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_memctx *mc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+
+	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	buf->zero_len_sg = true;
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	mc = mock_memctx(test, f->dev[0]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	expect_exporter(test, buf, 1);
+	expect_segments(test, mc, buf, DMABUF_BASE);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+	expect_exporter(test, buf, 0);
+}
+
+/*
+ * An exporter that maps less than its buffer: attach fails with -EINVAL
+ * (no address of the region may be without DMA), and the mapping and
+ * attachment are given back.
+ */
+static void netgpu_dmabuf_test_short_map(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 1 };
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_memctx *mc;
+	struct netgpu_mem_loc loc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+
+	buf = mock_gpu_buf_create_sized(test, orders, ARRAY_SIZE(orders),
+					4 * PAGE_SIZE);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	KUNIT_EXPECT_EQ(test, r->len, 4 * PAGE_SIZE);
+	mc = mock_memctx(test, f->dev[0]);
+
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -EINVAL);
+	expect_exporter(test, buf, 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc, DMABUF_BASE, &loc), -EFAULT);
+}
+
+/*
+ * An exporter that maps more than its buffer: the region ends where the
+ * buffer does, the segment across the end is cut there, and the dma op
+ * refuses offsets past it.
+ */
+static void netgpu_dmabuf_test_long_map(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 1, 0 };
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_memctx *mc;
+	struct netgpu_mem_loc loc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+	bool direct;
+	dma_addr_t dma;
+	u64 len;
+
+	buf = mock_gpu_buf_create_sized(test, orders, ARRAY_SIZE(orders),
+					2 * PAGE_SIZE);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	mc = mock_memctx(test, f->dev[0]);
+	direct = !device_iommu_mapped(mc->dev);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	expect_exporter(test, buf, 1);
+
+	KUNIT_ASSERT_EQ(test, mock_lookup(mc, DMABUF_BASE + 100, &loc), 0);
+	KUNIT_EXPECT_EQ(test, loc.len, PAGE_SIZE - 100);
+	/* The second chunk is two pages; one is in the buffer. */
+	KUNIT_ASSERT_EQ(test, mock_lookup(mc, DMABUF_BASE + PAGE_SIZE + 100,
+					  &loc), 0);
+	KUNIT_EXPECT_EQ(test, loc.off, PAGE_SIZE + 100);
+	KUNIT_EXPECT_EQ(test, loc.len, PAGE_SIZE - 100);
+	if (direct)
+		KUNIT_EXPECT_EQ(test, loc.dma,
+				page_to_phys(buf->pages[1]) + 100);
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc, DMABUF_BASE + 2 * PAGE_SIZE,
+					  &loc), -EFAULT);
+
+	/* Past the end of the mapping, through the op itself. */
+	KUNIT_EXPECT_EQ(test, r->ops->dma(loc.map, r->len, &dma, &len),
+			-EFAULT);
+	KUNIT_EXPECT_EQ(test, r->ops->dma(loc.map, U64_MAX, &dma, &len),
+			-EFAULT);
+	KUNIT_EXPECT_EQ(test, r->ops->dma(loc.map, r->len - 1, &dma, &len),
+			0);
+	KUNIT_EXPECT_EQ(test, len, 1);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+	expect_exporter(test, buf, 0);
 }
 
 /* ----- The in-tree udmabuf exporter ----- */
@@ -570,11 +649,11 @@ static struct dma_buf *udmabuf_make(struct kunit *test, size_t size)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, memfd);
 	/* memfd_create(MFD_ALLOW_SEALING) + F_ADD_SEALS(F_SEAL_SHRINK). */
 	SHMEM_I(file_inode(memfd))->seals = F_SEAL_SHRINK;
-	dmabuf_defer(test, dmabuf_put_file, memfd);
+	mock_defer(test, dmabuf_put_file, memfd);
 
 	ctl = anon_inode_getfile("[udmabuf]", misc->fops, misc, O_RDWR);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctl);
-	dmabuf_defer(test, dmabuf_put_file, ctl);
+	mock_defer(test, dmabuf_put_file, ctl);
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	KUNIT_ASSERT_GE(test, fd, 0);
@@ -595,7 +674,7 @@ static struct dma_buf *udmabuf_make(struct kunit *test, size_t size)
 	dmabuf = dma_buf_get(ret);
 	close_fd(ret);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dmabuf);
-	dmabuf_defer(test, dmabuf_put_action, dmabuf);
+	mock_defer(test, dmabuf_put_action, dmabuf);
 	return dmabuf;
 }
 
@@ -612,37 +691,34 @@ static void netgpu_dmabuf_test_udmabuf(struct kunit *test)
 	struct dma_buf *dmabuf;
 	long before;
 	u64 off;
-	int id;
 
 	dmabuf = udmabuf_make(test, 8 * PAGE_SIZE);
 	before = file_count(dmabuf->file);
-	id = netgpu_dmabuf_add_region(f->mem, dmabuf, DMABUF_BASE);
-	KUNIT_ASSERT_GT(test, id, 0);
-	r = netgpu_mem_get_region(f->mem, id);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
-	dmabuf_defer(test, dmabuf_region_put_action, r);
+	r = mock_region_get(test, f->mem,
+			    netgpu_dmabuf_add_region(f->mem, dmabuf,
+						     DMABUF_BASE));
 	KUNIT_EXPECT_EQ(test, r->len, 8 * PAGE_SIZE);
 
-	mc[0] = dmabuf_ctx(test, f->dev[0]);
-	mc[1] = dmabuf_ctx(test, f->dev[1]);
+	mc[0] = mock_memctx(test, f->dev[0]);
+	mc[1] = mock_memctx(test, f->dev[1]);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[0], r), 0);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[1], r), 0);
 	for (off = 0; off < 8 * PAGE_SIZE; off += PAGE_SIZE / 2) {
-		KUNIT_ASSERT_EQ(test, dmabuf_lookup(mc[0], DMABUF_BASE + off,
-						    &loc), 0);
+		KUNIT_ASSERT_EQ(test, mock_lookup(mc[0], DMABUF_BASE + off,
+						  &loc), 0);
 		KUNIT_EXPECT_EQ(test, loc.dma & ~PAGE_MASK, off & ~PAGE_MASK);
 		KUNIT_EXPECT_GE(test, loc.len, PAGE_SIZE - (off & ~PAGE_MASK));
 		KUNIT_EXPECT_LE(test, loc.len, 8 * PAGE_SIZE - off);
 	}
-	KUNIT_EXPECT_EQ(test, dmabuf_lookup(mc[0], DMABUF_BASE + 8 * PAGE_SIZE,
-					    &loc), -EFAULT);
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc[0], DMABUF_BASE + 8 * PAGE_SIZE,
+					  &loc), -EFAULT);
 
 	/* Revocation works the same on a static exporter. */
 	netgpu_region_revoke(r);
-	KUNIT_EXPECT_EQ(test, dmabuf_lookup(mc[1], DMABUF_BASE, &loc),
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc[1], DMABUF_BASE, &loc),
 			-EFAULT);
 	KUNIT_EXPECT_TRUE(test, list_empty(&dmabuf->attachments));
-	kunit_release_action(test, dmabuf_region_put_action, r);
+	kunit_release_action(test, mock_region_put_action, r);
 	KUNIT_EXPECT_EQ(test, file_count(dmabuf->file), before);
 }
 
@@ -656,6 +732,10 @@ static struct kunit_case dmabuf_test_cases[] = {
 	KUNIT_CASE(netgpu_dmabuf_test_rfc_no_extra_put),
 	KUNIT_CASE(netgpu_dmabuf_test_add_fail_nth),
 	KUNIT_CASE(netgpu_dmabuf_test_map_fail_nth),
+	KUNIT_CASE(netgpu_dmabuf_test_bad_size),
+	KUNIT_CASE(netgpu_dmabuf_test_zero_length_sg),
+	KUNIT_CASE(netgpu_dmabuf_test_short_map),
+	KUNIT_CASE(netgpu_dmabuf_test_long_map),
 	KUNIT_CASE(netgpu_dmabuf_test_udmabuf),
 	{}
 };

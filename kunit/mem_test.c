@@ -11,6 +11,7 @@
  */
 
 #include <kunit/resource.h>
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
@@ -21,24 +22,12 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/tracepoint.h>
 
 #include "mem.h"
 #include "mock_gpu.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
-
-KUNIT_DEFINE_ACTION_WRAPPER(mem_close_action, netgpu_mem_close,
-			    struct netgpu_mem *);
-KUNIT_DEFINE_ACTION_WRAPPER(region_put_action, netgpu_region_put,
-			    struct netgpu_region *);
-KUNIT_DEFINE_ACTION_WRAPPER(memctx_release_action, netgpu_memctx_release,
-			    struct netgpu_memctx *);
-
-/* Run @action(@ctx) when the test ends (or now, if that fails). */
-static void mem_defer(struct kunit *test, kunit_action_t *action, void *ctx)
-{
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, action, ctx), 0);
-}
 
 /* ===== Fixture: backends, area, devices ===== */
 
@@ -91,11 +80,9 @@ static int mem_test_init(struct kunit *test)
 	f->dev[1] = mock_dma_device(test, "netgpu-nic1");
 	if (IS_ERR(f->dev[1]))
 		return PTR_ERR(f->dev[1]);
-	f->mem = netgpu_mem_create();
-	if (!f->mem)
-		return -ENOMEM;
+	f->mem = mock_mem(test);
 	test->priv = f;
-	return kunit_add_action_or_reset(test, mem_close_action, f->mem);
+	return 0;
 }
 
 /* Address space for @nr_pages: user memory (host) or a fake base. */
@@ -141,34 +128,9 @@ static struct netgpu_region *mem_add(struct kunit *test, u64 addr,
 		d.dmabuf = f->buf[f->nr]->dmabuf;
 	}
 	id = netgpu_mem_add_region(f->mem, &d);
-	KUNIT_ASSERT_GT(test, id, 0);
-	r = netgpu_mem_get_region(f->mem, id);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
-	mem_defer(test, region_put_action, r);
+	r = mock_region_get(test, f->mem, id);
 	f->r[f->nr++] = r;
 	return r;
-}
-
-static struct netgpu_memctx *mem_ctx(struct kunit *test, struct device *dev)
-{
-	struct netgpu_memctx *mc;
-
-	mc = kunit_kzalloc(test, sizeof(*mc), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, mc);
-	netgpu_memctx_init(mc, dev);
-	mem_defer(test, memctx_release_action, mc);
-	return mc;
-}
-
-static int mem_lookup(struct netgpu_memctx *mc, u64 addr,
-		      struct netgpu_mem_loc *loc)
-{
-	int err;
-
-	rcu_read_lock();
-	err = netgpu_memctx_lookup(mc, addr, loc);
-	rcu_read_unlock();
-	return err;
 }
 
 static unsigned int region_nr_maps(struct netgpu_region *r)
@@ -236,6 +198,10 @@ static atomic_t tprov_regions = ATOMIC_INIT(0);
 static atomic_t tprov_maps = ATOMIC_INIT(0);
 static bool tprov_map_preemptible;
 static bool tprov_map_in_rcu;
+/* Set: the release op probes the dying region (refcount zero). */
+static bool tprov_release_probe;
+static int tprov_release_probed;
+static bool tprov_release_tryget;
 
 static struct netgpu_region *tprov_add(struct netgpu_mem *mem,
 				       const struct netgpu_region_desc *desc)
@@ -254,6 +220,12 @@ static struct netgpu_region *tprov_add(struct netgpu_mem *mem,
 
 static void tprov_release(struct netgpu_region *r)
 {
+	if (tprov_release_probe) {
+		/* Nothing may take a reference or queue a revoke now. */
+		tprov_release_tryget = netgpu_region_tryget(r);
+		netgpu_region_revoke_async(r);
+		tprov_release_probed++;
+	}
 	atomic_dec(&tprov_regions);
 	kfree(r);
 }
@@ -312,17 +284,53 @@ static void tprov_unregister(void *ops)
 static void tprov_register(struct kunit *test)
 {
 	KUNIT_ASSERT_EQ(test, netgpu_mem_register_provider(&tprov_ops), 0);
-	mem_defer(test, tprov_unregister, (void *)&tprov_ops);
+	mock_defer(test, tprov_unregister, (void *)&tprov_ops);
+}
+
+static int tprov_add_to(struct netgpu_mem *mem, u64 addr, u64 len)
+{
+	struct netgpu_region_desc d = {
+		.type = TPROV_TYPE, .addr = addr, .len = len,
+	};
+
+	return netgpu_mem_add_region(mem, &d);
 }
 
 static int tprov_add_region(struct kunit *test, u64 addr, u64 len)
 {
 	struct mem_fix *f = test->priv;
-	struct netgpu_region_desc d = {
-		.type = TPROV_TYPE, .addr = addr, .len = len,
-	};
 
-	return netgpu_mem_add_region(f->mem, &d);
+	return tprov_add_to(f->mem, addr, len);
+}
+
+/*
+ * The test provider owned by a module of the test's making, so that its
+ * references can be counted (the suites are built in: THIS_MODULE is
+ * NULL) and it can be made to go away.  Freed after @mem, the area to
+ * use with it, is closed.
+ */
+struct tprov_owned {
+	struct module		mod;
+	struct netgpu_mem_ops	ops;
+	struct netgpu_mem	*mem;
+};
+
+static struct tprov_owned *tprov_owned_register(struct kunit *test)
+{
+	struct tprov_owned *o;
+
+	o = kunit_kzalloc(test, sizeof(*o), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	strscpy(o->mod.name, "netgpu_tprov", sizeof(o->mod.name));
+	o->mod.state = MODULE_STATE_LIVE;
+	/* The loader's base reference (MODULE_REF_BASE). */
+	atomic_set(&o->mod.refcnt, 1);
+	o->ops = tprov_ops;
+	o->ops.owner = &o->mod;
+	KUNIT_ASSERT_EQ(test, netgpu_mem_register_provider(&o->ops), 0);
+	mock_defer(test, tprov_unregister, &o->ops);
+	o->mem = mock_mem(test);
+	return o;
 }
 
 /* ===== Test cases ===== */
@@ -368,7 +376,7 @@ static void netgpu_mem_test_registry(struct kunit *test)
 			-EOPNOTSUPP);
 	/* A region outlives its provider's registration. */
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
-	kunit_release_action(test, mem_close_action, f->mem);
+	kunit_release_action(test, mock_mem_close_action, f->mem);
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
 }
 
@@ -383,9 +391,9 @@ static void netgpu_mem_test_sharing(struct kunit *test)
 
 	addr = mem_space(test, 4);
 	r = mem_add(test, addr, 4);
-	a = mem_ctx(test, f->dev[0]);
-	b = mem_ctx(test, f->dev[0]);
-	c = mem_ctx(test, f->dev[1]);
+	a = mock_memctx(test, f->dev[0]);
+	b = mock_memctx(test, f->dev[0]);
+	c = mock_memctx(test, f->dev[1]);
 
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r), 0);
 	KUNIT_EXPECT_EQ(test, region_nr_maps(r), 1);
@@ -403,18 +411,18 @@ static void netgpu_mem_test_sharing(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 5);
 
 	addr += 2 * PAGE_SIZE + 123;
-	KUNIT_ASSERT_EQ(test, mem_lookup(a, addr, &la), 0);
-	KUNIT_ASSERT_EQ(test, mem_lookup(b, addr, &lb), 0);
-	KUNIT_ASSERT_EQ(test, mem_lookup(c, addr, &lc), 0);
+	KUNIT_ASSERT_EQ(test, mock_lookup(a, addr, &la), 0);
+	KUNIT_ASSERT_EQ(test, mock_lookup(b, addr, &lb), 0);
+	KUNIT_ASSERT_EQ(test, mock_lookup(c, addr, &lc), 0);
 	KUNIT_EXPECT_PTR_EQ(test, la.map, lb.map);
 	KUNIT_EXPECT_PTR_NE(test, la.map, lc.map);
 	KUNIT_EXPECT_EQ(test, la.dma, lb.dma);
 	KUNIT_EXPECT_PTR_EQ(test, la.r, r);
 	KUNIT_EXPECT_EQ(test, la.off, 2 * PAGE_SIZE + 123);
 	KUNIT_EXPECT_EQ(test, la.dma & ~PAGE_MASK, 123);
-	KUNIT_EXPECT_EQ(test, mem_lookup(a, addr + 2 * PAGE_SIZE, &la),
+	KUNIT_EXPECT_EQ(test, mock_lookup(a, addr + 2 * PAGE_SIZE, &la),
 			-EFAULT);
-	KUNIT_EXPECT_EQ(test, mem_lookup(a, r->start - 1, &la), -EFAULT);
+	KUNIT_EXPECT_EQ(test, mock_lookup(a, r->start - 1, &la), -EFAULT);
 }
 
 /* Detach in every order frees exactly the maps no context uses. */
@@ -436,7 +444,7 @@ static void netgpu_mem_test_detach_orders(struct kunit *test)
 	for (p = 0; p < ARRAY_SIZE(perms); p++) {
 		/* Contexts 0 and 1 on device 0, context 2 on device 1. */
 		for (i = 0; i < 3; i++) {
-			mc[i] = mem_ctx(test, f->dev[i / 2]);
+			mc[i] = mock_memctx(test, f->dev[i / 2]);
 			KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[i], r), 0);
 		}
 		on[0] = 2;
@@ -448,7 +456,7 @@ static void netgpu_mem_test_detach_orders(struct kunit *test)
 			KUNIT_ASSERT_EQ(test, netgpu_memctx_detach(mc[k], r), 0);
 			KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc[k], r),
 					-ENOENT);
-			KUNIT_EXPECT_EQ(test, mem_lookup(mc[k], addr, &loc),
+			KUNIT_EXPECT_EQ(test, mock_lookup(mc[k], addr, &loc),
 					-EFAULT);
 			on[k / 2]--;
 			KUNIT_EXPECT_EQ(test, region_map_refs(r, f->dev[0]),
@@ -478,8 +486,8 @@ static void netgpu_mem_test_overlap(struct kunit *test)
 	r1 = mem_add(test, addr, 4);
 	r2 = mem_add(test, addr + 2 * PAGE_SIZE, 4);
 	r3 = mem_add(test, addr + 4 * PAGE_SIZE, 4);
-	a = mem_ctx(test, f->dev[0]);
-	b = mem_ctx(test, f->dev[0]);
+	a = mock_memctx(test, f->dev[0]);
+	b = mock_memctx(test, f->dev[0]);
 
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r1), 0);
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(a, r1), -EEXIST);
@@ -492,11 +500,11 @@ static void netgpu_mem_test_overlap(struct kunit *test)
 	/* Another context may hold the overlapping one. */
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(b, r2), 0);
 
-	KUNIT_ASSERT_EQ(test, mem_lookup(a, addr + 3 * PAGE_SIZE, &loc), 0);
+	KUNIT_ASSERT_EQ(test, mock_lookup(a, addr + 3 * PAGE_SIZE, &loc), 0);
 	KUNIT_EXPECT_PTR_EQ(test, loc.r, r1);
-	KUNIT_ASSERT_EQ(test, mem_lookup(b, addr + 3 * PAGE_SIZE, &loc), 0);
+	KUNIT_ASSERT_EQ(test, mock_lookup(b, addr + 3 * PAGE_SIZE, &loc), 0);
 	KUNIT_EXPECT_PTR_EQ(test, loc.r, r2);
-	KUNIT_ASSERT_EQ(test, mem_lookup(a, addr + 4 * PAGE_SIZE, &loc), 0);
+	KUNIT_ASSERT_EQ(test, mock_lookup(a, addr + 4 * PAGE_SIZE, &loc), 0);
 	KUNIT_EXPECT_PTR_EQ(test, loc.r, r3);
 }
 
@@ -513,13 +521,13 @@ static void netgpu_mem_test_region_lifetime(struct kunit *test)
 	addr = mem_space(test, 2);
 	r = mem_add(test, addr, 2);
 	id = r->id;
-	a = mem_ctx(test, f->dev[0]);
+	a = mock_memctx(test, f->dev[0]);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r), 0);
 
 	/* The area goes: the attachment keeps the region and its map. */
-	kunit_release_action(test, mem_close_action, f->mem);
+	kunit_release_action(test, mock_mem_close_action, f->mem);
 	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
-	KUNIT_EXPECT_EQ(test, mem_lookup(a, addr, &loc), 0);
+	KUNIT_EXPECT_EQ(test, mock_lookup(a, addr, &loc), 0);
 	KUNIT_EXPECT_TRUE(test, backing_held(test, addr, 0));
 
 	/* The attachment goes: only the test's reference is left. */
@@ -530,7 +538,7 @@ static void netgpu_mem_test_region_lifetime(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, backing_held(test, addr, 0));
 
 	/* The last reference releases the memory. */
-	kunit_release_action(test, region_put_action, r);
+	kunit_release_action(test, mock_region_put_action, r);
 	KUNIT_EXPECT_FALSE(test, backing_held(test, addr, 0));
 	KUNIT_EXPECT_GT(test, id, 0);
 }
@@ -550,14 +558,14 @@ static void netgpu_mem_test_revoke(struct kunit *test)
 	r = mem_add(test, addr, 4);
 	id = r->id;
 	for (i = 0; i < 3; i++) {
-		mc[i] = mem_ctx(test, f->dev[i / 2]);
+		mc[i] = mock_memctx(test, f->dev[i / 2]);
 		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[i], r), 0);
 	}
 
 	netgpu_region_revoke(r);
 
 	for (i = 0; i < 3; i++) {
-		KUNIT_EXPECT_EQ(test, mem_lookup(mc[i], addr, &loc), -EFAULT);
+		KUNIT_EXPECT_EQ(test, mock_lookup(mc[i], addr, &loc), -EFAULT);
 		KUNIT_EXPECT_TRUE(test, xa_empty(&mc[i]->xa));
 		KUNIT_EXPECT_TRUE(test, list_empty(&mc[i]->atts));
 		KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc[i], r), -ENOENT);
@@ -572,7 +580,7 @@ static void netgpu_mem_test_revoke(struct kunit *test)
 	netgpu_region_revoke(r);
 	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
 	KUNIT_EXPECT_TRUE(test, backing_held(test, addr, 0));
-	kunit_release_action(test, region_put_action, r);
+	kunit_release_action(test, mock_region_put_action, r);
 	KUNIT_EXPECT_FALSE(test, backing_held(test, addr, 0));
 }
 
@@ -631,7 +639,7 @@ static struct lookup_loop *lookup_loop_start(struct kunit *test,
 	l->nr_pages = nr_pages;
 	l->task = kthread_run(lookup_loop_fn, l, "netgpu-lookup");
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, l->task);
-	mem_defer(test, lookup_loop_stop, l);
+	mock_defer(test, lookup_loop_stop, l);
 	return l;
 }
 
@@ -664,8 +672,8 @@ static void netgpu_mem_test_concurrent_lookup(struct kunit *test)
 
 	addr = mem_space(test, 8);
 	r = mem_add(test, addr, 8);
-	a = mem_ctx(test, f->dev[0]);
-	b = mem_ctx(test, f->dev[1]);
+	a = mock_memctx(test, f->dev[0]);
+	b = mock_memctx(test, f->dev[1]);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(a, r), 0);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(b, r), 0);
 
@@ -756,8 +764,8 @@ static void netgpu_mem_test_attach_fail_nth(struct kunit *test)
 
 	addr = mem_space(test, 4);
 	r = mem_add(test, addr, 4);
-	mc[0] = mem_ctx(test, f->dev[0]);
-	mc[1] = mem_ctx(test, f->dev[0]);
+	mc[0] = mock_memctx(test, f->dev[0]);
+	mc[1] = mock_memctx(test, f->dev[0]);
 
 	for (i = 0; i < 2; i++) {
 		faults = 0;
@@ -804,8 +812,8 @@ static void netgpu_mem_test_revoke_fail_nth(struct kunit *test)
 		addr = mem_space(test, 2);
 		f->nr = 0;
 		r = mem_add(test, addr, 2);
-		mc[0] = mem_ctx(test, f->dev[0]);
-		mc[1] = mem_ctx(test, f->dev[1]);
+		mc[0] = mock_memctx(test, f->dev[0]);
+		mc[1] = mock_memctx(test, f->dev[1]);
 		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[0], r), 0);
 		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[1], r), 0);
 
@@ -814,17 +822,422 @@ static void netgpu_mem_test_revoke_fail_nth(struct kunit *test)
 		left = current->fail_nth;
 		current->fail_nth = 0;
 
-		KUNIT_EXPECT_EQ(test, mem_lookup(mc[0], addr, &loc), -EFAULT);
-		KUNIT_EXPECT_EQ(test, mem_lookup(mc[1], addr, &loc), -EFAULT);
+		KUNIT_EXPECT_EQ(test, mock_lookup(mc[0], addr, &loc), -EFAULT);
+		KUNIT_EXPECT_EQ(test, mock_lookup(mc[1], addr, &loc), -EFAULT);
 		KUNIT_EXPECT_EQ(test, region_nr_maps(r), 0);
 		expect_exporter_maps(test, 0, 0);
 		KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
-		kunit_release_action(test, region_put_action, r);
+		kunit_release_action(test, mock_region_put_action, r);
 		KUNIT_EXPECT_FALSE(test, backing_held(test, addr, 0));
 		if (left)
 			break;
 	}
 	KUNIT_EXPECT_LT(test, n, 50);
+}
+
+/* ----- Provider registry and module references ----- */
+
+/* Incomplete or out-of-range providers are refused; so are bad unregisters. */
+static void netgpu_mem_test_registry_checks(struct kunit *test)
+{
+	static const size_t ops_off[] = {
+		offsetof(struct netgpu_mem_ops, add),
+		offsetof(struct netgpu_mem_ops, release),
+		offsetof(struct netgpu_mem_ops, map),
+		offsetof(struct netgpu_mem_ops, unmap),
+		offsetof(struct netgpu_mem_ops, dma),
+	};
+	int base = atomic_read(&tprov_regions);
+	struct netgpu_mem_ops bad;
+	unsigned int i;
+	int id;
+
+	for (i = 0; i < ARRAY_SIZE(ops_off); i++) {
+		bad = tprov_ops;
+		*(void **)((char *)&bad + ops_off[i]) = NULL;
+		KUNIT_EXPECT_EQ_MSG(test, netgpu_mem_register_provider(&bad),
+				    -EINVAL, "op %u", i);
+	}
+	bad = tprov_ops;
+	bad.type = 0;
+	KUNIT_EXPECT_EQ(test, netgpu_mem_register_provider(&bad), -EINVAL);
+	bad.type = NETGPU_MEMTYPE_MAX;
+	KUNIT_EXPECT_EQ(test, netgpu_mem_register_provider(&bad), -EINVAL);
+	/* Nothing got registered. */
+	KUNIT_EXPECT_EQ(test, tprov_add_region(test, 0x10000, PAGE_SIZE),
+			-EOPNOTSUPP);
+
+	tprov_register(test);
+	/* Unregistering what is not registered changes nothing. */
+	netgpu_mem_unregister_provider(&bad);
+	bad.type = 0;
+	netgpu_mem_unregister_provider(&bad);
+	bad.type = TPROV_TYPE;
+	netgpu_mem_unregister_provider(&bad);
+	id = tprov_add_region(test, 0x10000, PAGE_SIZE);
+	KUNIT_EXPECT_GT(test, id, 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
+	KUNIT_EXPECT_EQ(test, netgpu_mem_register_provider(&tprov_ops),
+			-EEXIST);
+}
+
+/*
+ * Each region holds one reference on its provider's module, which every
+ * error path gives back; a provider whose module is going away is not
+ * used (its unregister is on the way).
+ */
+static void netgpu_mem_test_provider_module(struct kunit *test)
+{
+	int base = atomic_read(&tprov_regions);
+	struct tprov_owned *o;
+	struct netgpu_region *r;
+	int id;
+
+	o = tprov_owned_register(test);
+	id = tprov_add_to(o->mem, 0x100000, 2 * PAGE_SIZE);
+	KUNIT_EXPECT_GT(test, id, 0);
+	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 1);
+	r = mock_region_get(test, o->mem, tprov_add_to(o->mem, 0x200000,
+						       PAGE_SIZE));
+	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 2);
+	/* The provider's refusal gives the reference back. */
+	KUNIT_EXPECT_EQ(test, tprov_add_to(o->mem, 0x300001, PAGE_SIZE),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 2);
+
+	/* Unloading: try_module_get() fails, the type looks absent. */
+	o->mod.state = MODULE_STATE_GOING;
+	KUNIT_EXPECT_EQ(test, tprov_add_to(o->mem, 0x400000, PAGE_SIZE),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 2);
+	o->mod.state = MODULE_STATE_LIVE;
+
+	kunit_release_action(test, mock_mem_close_action, o->mem);
+	/* The test's reference keeps one region and the module. */
+	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
+	kunit_release_action(test, mock_region_put_action, r);
+	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
+}
+
+struct tprov_autoload {
+	struct module	*mod;
+	int		calls;
+	char		name[MODULE_NAME_LEN];
+};
+
+/* module_request tracepoint: modprobe is being asked for a module. */
+static void tprov_autoload_probe(void *data, char *name, bool wait,
+				 unsigned long ip)
+{
+	struct tprov_autoload *a = data;
+
+	if (strncmp(name, "netgpu-mem-", 11))
+		return;
+	a->calls++;
+	strscpy(a->name, name, sizeof(a->name));
+	/* As if modprobe had loaded the provider's module again. */
+	WRITE_ONCE(a->mod->state, MODULE_STATE_LIVE);
+}
+
+static void tprov_find_tracepoint(struct tracepoint *tp, void *priv)
+{
+	struct tracepoint **found = priv;
+
+	if (!strcmp(tp->name, "module_request"))
+		*found = tp;
+}
+
+/*
+ * A provider that is not usable is asked for with
+ * request_module("netgpu-mem-<type>"), and used if it is after that.
+ */
+static void netgpu_mem_test_provider_autoload(struct kunit *test)
+{
+	struct tracepoint *tp = NULL;
+	struct tprov_autoload a = {};
+	struct tprov_owned *o;
+	char want[MODULE_NAME_LEN];
+	int id;
+
+	if (!IS_ENABLED(CONFIG_MODULES))
+		kunit_skip(test, "Test requires: CONFIG_MODULES");
+	for_each_kernel_tracepoint(tprov_find_tracepoint, &tp);
+	if (!tp)
+		kunit_skip(test, "Test requires: the module_request tracepoint");
+
+	o = tprov_owned_register(test);
+	a.mod = &o->mod;
+	o->mod.state = MODULE_STATE_GOING;
+	KUNIT_ASSERT_EQ(test, tracepoint_probe_register(tp,
+							tprov_autoload_probe,
+							&a), 0);
+	id = tprov_add_to(o->mem, 0x100000, PAGE_SIZE);
+	tracepoint_probe_unregister(tp, tprov_autoload_probe, &a);
+	tracepoint_synchronize_unregister();
+
+	snprintf(want, sizeof(want), "netgpu-mem-%u", TPROV_TYPE);
+	KUNIT_EXPECT_EQ(test, a.calls, 1);
+	KUNIT_EXPECT_STREQ(test, a.name, want);
+	KUNIT_EXPECT_GT(test, id, 0);
+	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 1);
+	kunit_release_action(test, mock_mem_close_action, o->mem);
+	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 0);
+}
+
+/*
+ * An area closed while a region keeps its memory takes no new region:
+ * -ENODEV, and the provider's region, module reference and the area
+ * reference are all given back.
+ */
+static void netgpu_mem_test_add_after_close(struct kunit *test)
+{
+	int base = atomic_read(&tprov_regions);
+	struct tprov_owned *o;
+	struct netgpu_region *r;
+
+	o = tprov_owned_register(test);
+	r = mock_region_get(test, o->mem, tprov_add_to(o->mem, 0x100000,
+						       PAGE_SIZE));
+	/* Area + the region's. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&o->mem->ref), 2);
+	kunit_release_action(test, mock_mem_close_action, o->mem);
+	KUNIT_EXPECT_EQ(test, refcount_read(&o->mem->ref), 1);
+
+	KUNIT_EXPECT_EQ(test, tprov_add_to(o->mem, 0x200000, PAGE_SIZE),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
+	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&o->mem->ref), 1);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&o->mem->regions));
+	kunit_release_action(test, mock_region_put_action, r);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
+	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 0);
+}
+
+/* Creating an area fails cleanly at each of its allocations. */
+static void netgpu_mem_test_create_fail_nth(struct kunit *test)
+{
+	struct netgpu_mem *mem;
+	int n, left, faults = 0;
+
+	for (n = 1; n < 100; n++) {
+		current->fail_nth = n;
+		mem = netgpu_mem_create();
+		left = current->fail_nth;
+		current->fail_nth = 0;
+		if (mem) {
+			netgpu_mem_close(mem);
+			if (left)
+				break;
+			continue;
+		}
+		faults++;
+	}
+	KUNIT_EXPECT_LT(test, n, 100);
+	KUNIT_EXPECT_GT(test, faults, 0);
+}
+
+/* ----- Regions ----- */
+
+/*
+ * A lookup's region outlives the RCU section, its area and its
+ * revocation once netgpu_region_tryget() took a reference; while the
+ * region is being freed, neither a reference nor a revoke can be had.
+ */
+static void netgpu_mem_test_tryget(struct kunit *test)
+{
+	int base = atomic_read(&tprov_regions);
+	struct netgpu_mem_loc loc;
+	struct tprov_owned *o;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	struct mem_fix *f = test->priv;
+	bool got = false;
+	int err;
+
+	o = tprov_owned_register(test);
+	r = mock_region_get(test, o->mem, tprov_add_to(o->mem, 0x100000,
+						       2 * PAGE_SIZE));
+	mc = mock_memctx(test, f->dev[0]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	kunit_release_action(test, mock_region_put_action, r);
+
+	rcu_read_lock();
+	err = netgpu_memctx_lookup(mc, 0x100000 + PAGE_SIZE, &loc);
+	if (!err)
+		got = netgpu_region_tryget(loc.r);
+	rcu_read_unlock();
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_ASSERT_TRUE(test, got);
+	r = loc.r;
+	/* Area + attachment + ours. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 3);
+
+	netgpu_region_revoke(r);
+	kunit_release_action(test, mock_mem_close_action, o->mem);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
+	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 1);
+
+	/* The last put: the release op probes the dying region. */
+	tprov_release_probed = 0;
+	tprov_release_tryget = true;
+	tprov_release_probe = true;
+	netgpu_region_put(r);
+	tprov_release_probe = false;
+	KUNIT_EXPECT_EQ(test, tprov_release_probed, 1);
+	KUNIT_EXPECT_FALSE(test, tprov_release_tryget);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
+	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 0);
+	/* Time for a revoke wrongly queued to run on freed memory: KASAN. */
+	msleep(20);
+}
+
+/* Memory without pages (a provider with no get_pages) says so. */
+static void netgpu_mem_test_get_pages_unsupported(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct netgpu_region *r;
+	struct page *page;
+
+	tprov_register(test);
+	r = mock_region_get(test, f->mem, tprov_add_region(test, 0x100000,
+							   PAGE_SIZE));
+	KUNIT_EXPECT_EQ(test, netgpu_region_get_pages(r, 0x100000, &page, 1),
+			-EOPNOTSUPP);
+}
+
+/* Detaching one of several regions of a context leaves the others. */
+static void netgpu_mem_test_detach_one_of_many(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct netgpu_mem_loc loc;
+	struct netgpu_region *r[3];
+	struct netgpu_memctx *mc;
+	unsigned int i;
+	u64 addr;
+
+	addr = mem_space(test, 6);
+	mc = mock_memctx(test, f->dev[0]);
+	for (i = 0; i < 3; i++) {
+		r[i] = mem_add(test, addr + 2 * i * PAGE_SIZE, 2);
+		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r[i]), 0);
+	}
+
+	/* The middle one, then the last: the search passes the others. */
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r[1]), 0);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r[2]), 0);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r[2]), -ENOENT);
+	KUNIT_ASSERT_EQ(test, mock_lookup(mc, addr + PAGE_SIZE, &loc), 0);
+	KUNIT_EXPECT_PTR_EQ(test, loc.r, r[0]);
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc, addr + 2 * PAGE_SIZE, &loc),
+			-EFAULT);
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc, addr + 5 * PAGE_SIZE, &loc),
+			-EFAULT);
+	KUNIT_EXPECT_EQ(test, list_count_nodes(&mc->atts), 1);
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, refcount_read(&r[i]->ref), i ? 2 : 3);
+		KUNIT_EXPECT_EQ(test, region_nr_maps(r[i]), i ? 0 : 1);
+		expect_exporter_maps(test, i, i ? 0 : 1);
+	}
+}
+
+/*
+ * Between netgpu_region_revoke_async() and its work, the region is
+ * revoked but not yet dead: attach already refuses it.  The state is set
+ * by hand, as revoke_async leaves it (its work could run at any time).
+ */
+static void netgpu_mem_test_attach_revoke_pending(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	u64 addr;
+
+	addr = mem_space(test, 2);
+	r = mem_add(test, addr, 2);
+	mc = mock_memctx(test, f->dev[0]);
+
+	WRITE_ONCE(r->revoked, true);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -ENODEV);
+	KUNIT_EXPECT_FALSE(test, r->dead);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+	KUNIT_EXPECT_TRUE(test, list_empty(&mc->atts));
+	KUNIT_EXPECT_EQ(test, region_nr_maps(r), 0);
+	expect_exporter_maps(test, 0, 0);
+	/* Area + test. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
+	/* What the work then does. */
+	netgpu_region_revoke(r);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
+}
+
+/* ----- Publishing fails half-way ----- */
+
+static unsigned long publish_fail_index;
+
+/* netgpu_memctx_store() that fails one page, as xa_store() without memory. */
+static int publish_store_failing(struct netgpu_memctx *mc,
+				 unsigned long index,
+				 struct netgpu_mem_att *att)
+{
+	if (index == publish_fail_index)
+		return -ENOMEM;
+	return xa_err(xa_store(&mc->xa, index, att, GFP_KERNEL));
+}
+
+/*
+ * The store of the k-th page fails, for each k: attach returns -ENOMEM,
+ * takes back the pages it published, and unmaps the map it made (the
+ * first context on a device) or only drops its share (the second).
+ */
+static void netgpu_mem_test_attach_publish_fails(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct mem_state before, after;
+	struct netgpu_mem_loc loc;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	unsigned long k, nr = 4;
+	unsigned int shared;
+	u64 addr;
+
+	addr = mem_space(test, nr);
+	r = mem_add(test, addr, nr);
+	for (shared = 0; shared < 2; shared++) {
+		if (shared) {
+			/* Another context on the device holds the map. */
+			mc = mock_memctx(test, f->dev[0]);
+			KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+		}
+		mc = mock_memctx(test, f->dev[0]);
+		for (k = 0; k < nr; k++) {
+			mem_state(test, r, mc, &before);
+			publish_fail_index = (addr >> PAGE_SHIFT) + k;
+			kunit_activate_static_stub(test, netgpu_memctx_store,
+						   publish_store_failing);
+			KUNIT_EXPECT_EQ_MSG(test, netgpu_memctx_attach(mc, r),
+					    -ENOMEM, "page %lu", k);
+			kunit_deactivate_static_stub(test,
+						     netgpu_memctx_store);
+			mem_state(test, r, mc, &after);
+			expect_same_state(test, &before, &after, k);
+			KUNIT_EXPECT_EQ(test, mock_lookup(mc, addr, &loc),
+					-EFAULT);
+			KUNIT_EXPECT_EQ(test, region_map_refs(r, f->dev[0]),
+					shared);
+			expect_exporter_maps(test, 0, shared);
+		}
+		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+		KUNIT_EXPECT_EQ(test, mock_lookup(mc, addr + 3 * PAGE_SIZE,
+						  &loc), 0);
+		KUNIT_EXPECT_EQ(test, region_map_refs(r, f->dev[0]),
+				shared + 1);
+		KUNIT_ASSERT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+	}
 }
 
 /* ----- RFC defects (DESIGN 6) ----- */
@@ -849,11 +1262,8 @@ static void netgpu_mem_test_rfc_no_sleep_under_spinlock(struct kunit *test)
 
 	tprov_register(test);
 	id = tprov_add_region(test, 0x100000, 4 * PAGE_SIZE);
-	KUNIT_ASSERT_GT(test, id, 0);
-	r = netgpu_mem_get_region(f->mem, id);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
-	mem_defer(test, region_put_action, r);
-	mc = mem_ctx(test, f->dev[0]);
+	r = mock_region_get(test, f->mem, id);
+	mc = mock_memctx(test, f->dev[0]);
 
 	tprov_map_preemptible = false;
 	tprov_map_in_rcu = true;
@@ -889,11 +1299,11 @@ static void netgpu_mem_test_rfc_lookup_holds_ref(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
 	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
 
-	kunit_release_action(test, mem_close_action, f->mem);
+	kunit_release_action(test, mock_mem_close_action, f->mem);
 	/* Still alive and usable through the looked-up reference. */
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
 	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
-	mc = mem_ctx(test, f->dev[0]);
+	mc = mock_memctx(test, f->dev[0]);
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), 0);
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
 	netgpu_region_put(r);
@@ -903,6 +1313,13 @@ static void netgpu_mem_test_rfc_lookup_holds_ref(struct kunit *test)
 
 static struct kunit_case mem_test_cases[] = {
 	KUNIT_CASE(netgpu_mem_test_registry),
+	KUNIT_CASE(netgpu_mem_test_registry_checks),
+	KUNIT_CASE(netgpu_mem_test_provider_module),
+	KUNIT_CASE(netgpu_mem_test_provider_autoload),
+	KUNIT_CASE(netgpu_mem_test_add_after_close),
+	KUNIT_CASE(netgpu_mem_test_create_fail_nth),
+	KUNIT_CASE(netgpu_mem_test_tryget),
+	KUNIT_CASE(netgpu_mem_test_get_pages_unsupported),
 	KUNIT_CASE_PARAM(netgpu_mem_test_sharing, mem_backend_gen_params),
 	KUNIT_CASE_PARAM(netgpu_mem_test_detach_orders, mem_backend_gen_params),
 	KUNIT_CASE_PARAM(netgpu_mem_test_overlap, mem_backend_gen_params),
@@ -914,6 +1331,12 @@ static struct kunit_case mem_test_cases[] = {
 	KUNIT_CASE_PARAM(netgpu_mem_test_attach_fail_nth,
 			 mem_backend_gen_params),
 	KUNIT_CASE_PARAM(netgpu_mem_test_revoke_fail_nth,
+			 mem_backend_gen_params),
+	KUNIT_CASE_PARAM(netgpu_mem_test_detach_one_of_many,
+			 mem_backend_gen_params),
+	KUNIT_CASE_PARAM(netgpu_mem_test_attach_revoke_pending,
+			 mem_backend_gen_params),
+	KUNIT_CASE_PARAM(netgpu_mem_test_attach_publish_fails,
 			 mem_backend_gen_params),
 	KUNIT_CASE(netgpu_mem_test_rfc_no_sleep_under_spinlock),
 	KUNIT_CASE(netgpu_mem_test_rfc_lookup_holds_ref),

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Mock GPU for netgpu's KUnit suites: a dynamic dma-buf exporter (it has
- * pin/unpin, so importers may be told to move) of kernel pages, and a
- * mock DMA device for the NIC side.  See mock_gpu.h.
+ * pin/unpin, so importers may be told to move) of kernel pages, a mock
+ * DMA device for the NIC side, and the helpers the memory suites share.
+ * See mock_gpu.h.
  */
 
 #include <kunit/device.h>
@@ -13,9 +14,11 @@
 #include <linux/dma-resv.h>
 #include <linux/fs.h>
 #include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 
+#include "mem.h"
 #include "mock_gpu.h"
 
 MODULE_IMPORT_NS(DMA_BUF);
@@ -62,6 +65,7 @@ static struct sg_table *mock_gpu_map(struct dma_buf_attachment *attach,
 				     enum dma_data_direction dir)
 {
 	struct mock_gpu_buf *buf = attach->dmabuf->priv;
+	bool zero = READ_ONCE(buf->zero_len_sg);
 	struct scatterlist *sg;
 	struct sg_table *sgt;
 	unsigned int i;
@@ -76,11 +80,21 @@ static struct sg_table *mock_gpu_map(struct dma_buf_attachment *attach,
 	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
-	err = sg_alloc_table(sgt, buf->nr_chunks, GFP_KERNEL);
+	/* With zero_len_sg: empty, chunk 0, empty, ..., chunk n-1, empty. */
+	err = sg_alloc_table(sgt, zero ? 2 * buf->nr_chunks + 1 :
+			     buf->nr_chunks, GFP_KERNEL);
 	if (err)
 		goto err_free;
-	for_each_sgtable_sg(sgt, sg, i)
-		sg_set_page(sg, buf->pages[i], PAGE_SIZE << buf->orders[i], 0);
+	for_each_sgtable_sg(sgt, sg, i) {
+		if (zero && !(i & 1))
+			sg_set_page(sg, buf->pages[0], 0, 0);
+		else if (zero)
+			sg_set_page(sg, buf->pages[i / 2],
+				    PAGE_SIZE << buf->orders[i / 2], 0);
+		else
+			sg_set_page(sg, buf->pages[i],
+				    PAGE_SIZE << buf->orders[i], 0);
+	}
 	err = dma_map_sgtable(attach->dev, sgt, dir, 0);
 	if (err)
 		goto err_table;
@@ -110,7 +124,7 @@ static void mock_gpu_free(struct mock_gpu_buf *buf)
 {
 	unsigned int i;
 
-	for (i = 0; i < buf->nr_chunks; i++)
+	for (i = 0; buf->pages && i < buf->nr_chunks; i++)
 		if (buf->pages[i])
 			__free_pages(buf->pages[i], buf->orders[i]);
 	kfree(buf->pages);
@@ -142,17 +156,21 @@ KUNIT_DEFINE_ACTION_WRAPPER(mock_gpu_put_action, dma_buf_put,
 			    struct dma_buf *);
 
 /**
- * mock_gpu_buf_create() - export a buffer of chunks of given orders
+ * mock_gpu_buf_create_sized() - export chunks as a buffer of a given size
  * @test: the test; it holds a reference on the dma-buf until it ends
  * @orders: allocation order of each chunk (each one sg entry)
- * @nr_chunks: number of chunks
+ * @nr_chunks: number of chunks (0: an empty buffer)
+ * @size: the size the dma-buf claims, whatever the chunks add up to: an
+ *	exporter whose mapping covers less or more than its buffer, or one
+ *	of a size that is not a page multiple
  *
  * Context: Process context.
  * Return: the buffer, or an ERR_PTR().
  */
-struct mock_gpu_buf *mock_gpu_buf_create(struct kunit *test,
-					 const unsigned int *orders,
-					 unsigned int nr_chunks)
+struct mock_gpu_buf *mock_gpu_buf_create_sized(struct kunit *test,
+					       const unsigned int *orders,
+					       unsigned int nr_chunks,
+					       size_t size)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(exp);
 	struct mock_gpu_buf *buf;
@@ -164,17 +182,17 @@ struct mock_gpu_buf *mock_gpu_buf_create(struct kunit *test,
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
 	buf->nr_chunks = nr_chunks;
-	buf->orders = kmemdup(orders, nr_chunks * sizeof(*orders),
-			      GFP_KERNEL);
+	buf->orders = kcalloc(nr_chunks, sizeof(*orders), GFP_KERNEL);
 	buf->pages = kcalloc(nr_chunks, sizeof(*buf->pages), GFP_KERNEL);
 	if (!buf->orders || !buf->pages)
 		goto err_nomem;
 	for (i = 0; i < nr_chunks; i++) {
+		buf->orders[i] = orders[i];
 		buf->pages[i] = alloc_pages(GFP_KERNEL | __GFP_ZERO, orders[i]);
 		if (!buf->pages[i])
 			goto err_nomem;
-		buf->size += PAGE_SIZE << orders[i];
 	}
+	buf->size = size;
 
 	exp.ops = &mock_gpu_dmabuf_ops;
 	exp.size = buf->size;
@@ -197,6 +215,28 @@ struct mock_gpu_buf *mock_gpu_buf_create(struct kunit *test,
 err_nomem:
 	mock_gpu_free(buf);
 	return ERR_PTR(-ENOMEM);
+}
+EXPORT_SYMBOL_GPL(mock_gpu_buf_create_sized);
+
+/**
+ * mock_gpu_buf_create() - export a buffer of chunks of given orders
+ * @test: the test; it holds a reference on the dma-buf until it ends
+ * @orders: allocation order of each chunk (each one sg entry)
+ * @nr_chunks: number of chunks
+ *
+ * Context: Process context.
+ * Return: the buffer, or an ERR_PTR().
+ */
+struct mock_gpu_buf *mock_gpu_buf_create(struct kunit *test,
+					 const unsigned int *orders,
+					 unsigned int nr_chunks)
+{
+	size_t size = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr_chunks; i++)
+		size += PAGE_SIZE << orders[i];
+	return mock_gpu_buf_create_sized(test, orders, nr_chunks, size);
 }
 EXPORT_SYMBOL_GPL(mock_gpu_buf_create);
 
@@ -267,6 +307,148 @@ struct device *mock_dma_device(struct kunit *test, const char *name)
 	return dev;
 }
 EXPORT_SYMBOL_GPL(mock_dma_device);
+
+/* ===== Helpers shared by the memory suites ===== */
+
+/**
+ * mock_mem_close_action() - kunit action: netgpu_mem_close()
+ * @mem: the area (&struct netgpu_mem)
+ *
+ * Context: Process context, may sleep.
+ */
+void mock_mem_close_action(void *mem)
+{
+	netgpu_mem_close(mem);
+}
+EXPORT_SYMBOL_GPL(mock_mem_close_action);
+
+/**
+ * mock_region_put_action() - kunit action: netgpu_region_put()
+ * @r: the region (&struct netgpu_region)
+ *
+ * Context: Process context, may sleep.
+ */
+void mock_region_put_action(void *r)
+{
+	netgpu_region_put(r);
+}
+EXPORT_SYMBOL_GPL(mock_region_put_action);
+
+/**
+ * mock_memctx_release_action() - kunit action: netgpu_memctx_release()
+ * @mc: the context (&struct netgpu_memctx)
+ *
+ * Context: Process context, may sleep.
+ */
+void mock_memctx_release_action(void *mc)
+{
+	netgpu_memctx_release(mc);
+}
+EXPORT_SYMBOL_GPL(mock_memctx_release_action);
+
+/**
+ * mock_defer() - run an action when the test ends
+ * @test: the test
+ * @action: what to run
+ * @ctx: its argument
+ *
+ * Runs @action(@ctx) at once, and fails the test, if it cannot be
+ * registered.
+ *
+ * Context: Process context, the test's thread.
+ */
+void mock_defer(struct kunit *test, kunit_action_t *action, void *ctx)
+{
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, action, ctx), 0);
+}
+EXPORT_SYMBOL_GPL(mock_defer);
+
+/**
+ * mock_mem() - a memory area closed when the test ends
+ * @test: the test; fails if the area cannot be created
+ *
+ * Release it early with kunit_release_action(@test,
+ * mock_mem_close_action, area).
+ *
+ * Context: Process context, the test's thread.
+ * Return: the area.
+ */
+struct netgpu_mem *mock_mem(struct kunit *test)
+{
+	struct netgpu_mem *mem = netgpu_mem_create();
+
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+	mock_defer(test, mock_mem_close_action, mem);
+	return mem;
+}
+EXPORT_SYMBOL_GPL(mock_mem);
+
+/**
+ * mock_region_get() - a reference on a region just added, for the test
+ * @test: the test; fails unless @id is a region of @mem
+ * @mem: the area
+ * @id: what netgpu_mem_add_region() returned
+ *
+ * The reference is dropped when the test ends, or earlier with
+ * kunit_release_action(@test, mock_region_put_action, region).
+ *
+ * Context: Process context, the test's thread.
+ * Return: the region.
+ */
+struct netgpu_region *mock_region_get(struct kunit *test,
+				      struct netgpu_mem *mem, int id)
+{
+	struct netgpu_region *r;
+
+	KUNIT_ASSERT_GT(test, id, 0);
+	r = netgpu_mem_get_region(mem, id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+	mock_defer(test, mock_region_put_action, r);
+	return r;
+}
+EXPORT_SYMBOL_GPL(mock_region_get);
+
+/**
+ * mock_memctx() - a context for @dev, released when the test ends
+ * @test: the test
+ * @dev: the device the context DMAs with
+ *
+ * Context: Process context, the test's thread.
+ * Return: the context.
+ */
+struct netgpu_memctx *mock_memctx(struct kunit *test, struct device *dev)
+{
+	struct netgpu_memctx *mc;
+
+	mc = kunit_kzalloc(test, sizeof(*mc), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mc);
+	netgpu_memctx_init(mc, dev);
+	mock_defer(test, mock_memctx_release_action, mc);
+	return mc;
+}
+EXPORT_SYMBOL_GPL(mock_memctx);
+
+/**
+ * mock_lookup() - netgpu_memctx_lookup() in its own RCU read section
+ * @mc: the context
+ * @addr: the address
+ * @loc: the result; its pointers are only good for comparisons after
+ *	this returns
+ *
+ * Context: Any context.
+ * Return: as netgpu_memctx_lookup().
+ */
+int mock_lookup(struct netgpu_memctx *mc, u64 addr,
+		struct netgpu_mem_loc *loc)
+{
+	int err;
+
+	rcu_read_lock();
+	err = netgpu_memctx_lookup(mc, addr, loc);
+	rcu_read_unlock();
+	return err;
+}
+EXPORT_SYMBOL_GPL(mock_lookup);
 
 MODULE_DESCRIPTION("netgpu KUnit mock GPU (dma-buf exporter)");
 MODULE_LICENSE("GPL");

@@ -233,7 +233,11 @@ static int netgpu_dmabuf_dma(const struct netgpu_dmamap *map, u64 off,
 	unsigned int lo = 0, hi = dm->nr_segs;
 	const struct netgpu_dmabuf_seg *seg;
 
-	/* The last segment starting at or before @off. */
+	/*
+	 * The last segment starting at or before @off.  There is one:
+	 * netgpu_dmabuf_build_segs() leaves at least one segment (the
+	 * buffer is not empty) and the first starts at offset 0.
+	 */
 	while (hi - lo > 1) {
 		unsigned int mid = lo + (hi - lo) / 2;
 
@@ -242,10 +246,9 @@ static int netgpu_dmabuf_dma(const struct netgpu_dmamap *map, u64 off,
 		else
 			hi = mid;
 	}
-	if (!dm->nr_segs)
-		return -EFAULT;
 	seg = &dm->segs[lo];
-	if (off < seg->off || off - seg->off >= seg->len)
+	/* Past the end of the mapping: the caller's bug, refused. */
+	if (off - seg->off >= seg->len)
 		return -EFAULT;
 	*dma = seg->dma + (off - seg->off);
 	*len = seg->len - (off - seg->off);

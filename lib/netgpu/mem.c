@@ -5,6 +5,8 @@
  * mem.h for the lifetime rules and the lock order.
  */
 
+#include <kunit/static_stub.h>
+#include <kunit/visibility.h>
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/err.h>
@@ -209,10 +211,11 @@ int netgpu_mem_add_region(struct netgpu_mem *mem,
 	if (mem->closed)
 		err = -ENODEV;
 	else
-		err = __xa_alloc(&mem->regions, &id, r, xa_limit_31b,
+		/* Sets r->id under the lock, before anyone can find r. */
+		err = __xa_alloc(&mem->regions, &r->id, r, xa_limit_31b,
 				 GFP_KERNEL);
-	if (!err)
-		r->id = id;
+	/* Once unlocked, a revocation may free r: return the copy. */
+	id = r->id;
 	xa_unlock(&mem->regions);
 
 	if (err) {
@@ -520,6 +523,30 @@ static bool netgpu_memctx_overlaps(struct netgpu_memctx *mc,
 	return xa_find(&mc->xa, &index, index + r->nr_pages - 1, XA_PRESENT);
 }
 
+/**
+ * netgpu_memctx_store() - publish one page of an attachment
+ * @mc: the context
+ * @index: the page (address >> PAGE_SHIFT)
+ * @att: the attachment
+ *
+ * xa_store() retries a node allocation that failed under the xarray's
+ * lock, so a single injected fault (fail_nth) never makes it fail: a
+ * KUnit test replaces this function (a static stub) to fail the store
+ * of a chosen page.
+ *
+ * Context: Process context, under @mc->lock.
+ * Return: 0 or -ENOMEM.
+ */
+VISIBLE_IF_KUNIT int netgpu_memctx_store(struct netgpu_memctx *mc,
+					 unsigned long index,
+					 struct netgpu_mem_att *att)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_memctx_store, mc, index, att);
+	/* Stores are ordered after the initialisation of *att. */
+	return xa_err(xa_store(&mc->xa, index, att, GFP_KERNEL));
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_memctx_store);
+
 /* Make @att visible to lookups, page by page; all or nothing. */
 static int netgpu_memctx_publish(struct netgpu_memctx *mc,
 				 struct netgpu_mem_att *att)
@@ -531,8 +558,7 @@ static int netgpu_memctx_publish(struct netgpu_memctx *mc,
 	lockdep_assert_held(&mc->lock);
 
 	for (i = 0; i < att->r->nr_pages; i++) {
-		/* Stores are ordered after the initialisation of *att. */
-		err = xa_err(xa_store(&mc->xa, first + i, att, GFP_KERNEL));
+		err = netgpu_memctx_store(mc, first + i, att);
 		if (err)
 			goto err_erase;
 	}
@@ -679,12 +705,12 @@ void netgpu_memctx_release(struct netgpu_memctx *mc)
 
 	for (;;) {
 		mutex_lock(&mc->lock);
-		att = list_first_entry_or_null(&mc->atts,
-					       struct netgpu_mem_att, mc_node);
-		if (!att) {
+		if (list_empty(&mc->atts)) {
 			mutex_unlock(&mc->lock);
 			break;
 		}
+		att = list_first_entry(&mc->atts, struct netgpu_mem_att,
+				       mc_node);
 		r = att->r;
 		/* The attachment's reference keeps r while we hold mc->lock. */
 		refcount_inc(&r->ref);

@@ -271,6 +271,10 @@ int netgpu_memctx_detach(struct netgpu_memctx *mc, struct netgpu_region *r);
 void netgpu_memctx_release(struct netgpu_memctx *mc);
 int netgpu_memctx_lookup(struct netgpu_memctx *mc, u64 addr,
 			 struct netgpu_mem_loc *loc);
+#if IS_ENABLED(CONFIG_KUNIT)
+int netgpu_memctx_store(struct netgpu_memctx *mc, unsigned long index,
+			struct netgpu_mem_att *att);
+#endif
 
 /* Provider registry */
 int netgpu_mem_register_provider(const struct netgpu_mem_ops *ops);
