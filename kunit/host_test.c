@@ -31,20 +31,8 @@
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
-KUNIT_DEFINE_ACTION_WRAPPER(host_mem_close_action, netgpu_mem_close,
-			    struct netgpu_mem *);
-KUNIT_DEFINE_ACTION_WRAPPER(host_region_put_action, netgpu_region_put,
-			    struct netgpu_region *);
-KUNIT_DEFINE_ACTION_WRAPPER(host_memctx_release_action,
-			    netgpu_memctx_release, struct netgpu_memctx *);
 KUNIT_DEFINE_ACTION_WRAPPER(host_kthread_stop_action, kthread_stop,
 			    struct task_struct *);
-
-/* Run @action(@ctx) when the test ends (or now, if that fails). */
-static void host_defer(struct kunit *test, kunit_action_t *action, void *ctx)
-{
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, action, ctx), 0);
-}
 
 /* ===== Helpers ===== */
 
@@ -117,7 +105,7 @@ static struct netgpu_mem *host_area(struct kunit *test, bool ipc_lock)
 	put_cred(cred);
 
 	KUNIT_ASSERT_NOT_NULL(test, mem);
-	host_defer(test, host_mem_close_action, mem);
+	mock_defer(test, mock_mem_close_action, mem);
 	KUNIT_ASSERT_EQ(test, mem->account, !ipc_lock);
 	return mem;
 }
@@ -131,30 +119,13 @@ static int host_add(struct netgpu_mem *mem, u64 addr, u64 len)
 	return netgpu_mem_add_region(mem, &d);
 }
 
-static struct netgpu_region *host_get(struct kunit *test,
-				      struct netgpu_mem *mem, int id)
-{
-	struct netgpu_region *r;
-
-	KUNIT_ASSERT_GT(test, id, 0);
-	r = netgpu_mem_get_region(mem, id);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
-	host_defer(test, host_region_put_action, r);
-	return r;
-}
-
 static struct netgpu_memctx *host_ctx(struct kunit *test)
 {
-	struct netgpu_memctx *mc;
 	struct device *dev;
 
 	dev = mock_dma_device(test, "netgpu-host-nic");
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dev);
-	mc = kunit_kzalloc(test, sizeof(*mc), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, mc);
-	netgpu_memctx_init(mc, dev);
-	host_defer(test, host_memctx_release_action, mc);
-	return mc;
+	return mock_memctx(test, dev);
 }
 
 /*
@@ -201,7 +172,7 @@ static struct host_fake *host_fake_area(struct kunit *test,
 
 	fake->real = fake->mem->user;
 	fake->mem->user = &fake->user;
-	host_defer(test, host_fake_close_action, fake);
+	mock_defer(test, host_fake_close_action, fake);
 	KUNIT_ASSERT_TRUE(test, fake->mem->account);
 	return fake;
 }
@@ -283,7 +254,7 @@ static void netgpu_host_test_pin(struct kunit *test)
 
 	addr = host_mmap(test, 4, PROT_READ | PROT_WRITE);
 	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 4), 0);
-	r = host_get(test, mem, host_add(mem, addr, 4 * PAGE_SIZE));
+	r = mock_region_get(test, mem, host_add(mem, addr, 4 * PAGE_SIZE));
 	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 4), 4);
 	KUNIT_EXPECT_EQ(test, r->start, addr);
 	KUNIT_EXPECT_EQ(test, r->nr_pages, 4);
@@ -307,10 +278,10 @@ static void netgpu_host_test_pin(struct kunit *test)
 		put_page(page);
 	}
 
-	kunit_release_action(test, host_memctx_release_action, mc);
-	kunit_release_action(test, host_region_put_action, r);
+	kunit_release_action(test, mock_memctx_release_action, mc);
+	kunit_release_action(test, mock_region_put_action, r);
 	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 4), 4);
-	kunit_release_action(test, host_mem_close_action, mem);
+	kunit_release_action(test, mock_mem_close_action, mem);
 	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 4), 0);
 }
 
@@ -346,7 +317,7 @@ static void netgpu_host_test_memlock(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, host_add(priv, 0x10000, 1ULL << 42), -ENOMEM);
 	KUNIT_EXPECT_EQ(test, host_locked(), base + 8);
 
-	kunit_release_action(test, host_mem_close_action, mem);
+	kunit_release_action(test, mock_mem_close_action, mem);
 	KUNIT_EXPECT_EQ(test, host_locked(), base);
 	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 8), 0);
 	KUNIT_EXPECT_EQ(test, host_pinned(test, addr + 8 * PAGE_SIZE, 16), 16);
@@ -370,14 +341,14 @@ static void netgpu_host_test_unaligned(struct kunit *test)
 	struct netgpu_memctx *mc;
 	struct netgpu_region *r;
 	unsigned int i;
+	int err, id;
 	u64 addr;
-	int err;
 
 	mc = host_ctx(test);
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		addr = host_mmap(test, 4, PROT_READ | PROT_WRITE);
-		r = host_get(test, mem, host_add(mem, addr + cases[i].off,
-						 cases[i].len));
+		id = host_add(mem, addr + cases[i].off, cases[i].len);
+		r = mock_region_get(test, mem, id);
 		KUNIT_EXPECT_EQ_MSG(test, r->start,
 				    addr + round_down(cases[i].off, PAGE_SIZE),
 				    "case %u", i);
@@ -393,7 +364,7 @@ static void netgpu_host_test_unaligned(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, loc.dma & ~PAGE_MASK,
 				cases[i].off & ~PAGE_MASK);
 		KUNIT_ASSERT_EQ(test, netgpu_memctx_detach(mc, r), 0);
-		kunit_release_action(test, host_region_put_action, r);
+		kunit_release_action(test, mock_region_put_action, r);
 		base = host_locked();
 	}
 }
@@ -464,7 +435,7 @@ static void netgpu_host_test_rfc_get_pages_overrun(struct kunit *test)
 
 	poison = ERR_PTR(-ENOENT);
 	addr = host_mmap(test, 3, PROT_READ | PROT_WRITE);
-	r = host_get(test, mem, host_add(mem, addr, 3 * PAGE_SIZE));
+	r = mock_region_get(test, mem, host_add(mem, addr, 3 * PAGE_SIZE));
 
 	for (i = 0; i < (int)ARRAY_SIZE(pages); i++)
 		pages[i] = poison;
@@ -557,7 +528,7 @@ static void netgpu_host_test_map_error(struct kunit *test)
 
 	host_set_memlock(base + 64);
 	addr = host_mmap(test, 4, PROT_READ | PROT_WRITE);
-	r = host_get(test, mem, host_add(mem, addr, 4 * PAGE_SIZE));
+	r = mock_region_get(test, mem, host_add(mem, addr, 4 * PAGE_SIZE));
 	mc = host_ctx(test);
 	ref = refcount_read(&r->ref);
 
@@ -624,7 +595,7 @@ static void netgpu_host_test_map_huge(struct kunit *test)
 	u64 addr;
 
 	addr = host_mmap(test, 1, PROT_READ | PROT_WRITE);
-	r = host_get(test, mem, host_add(mem, addr, PAGE_SIZE));
+	r = mock_region_get(test, mem, host_add(mem, addr, PAGE_SIZE));
 	dev = mock_dma_device(test, "netgpu-host-huge");
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dev);
 
@@ -662,7 +633,7 @@ static void netgpu_host_test_dma_bounds(struct kunit *test)
 	int err;
 
 	addr = host_mmap(test, 3, PROT_READ | PROT_WRITE);
-	r = host_get(test, mem, host_add(mem, addr, 3 * PAGE_SIZE));
+	r = mock_region_get(test, mem, host_add(mem, addr, 3 * PAGE_SIZE));
 	mc = host_ctx(test);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
 	rcu_read_lock();
@@ -775,12 +746,12 @@ static void netgpu_host_test_memlock_race(struct kunit *test)
 	cpu = raw_smp_processor_id();
 	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu)),
 			0);
-	host_defer(test, host_unpin_action, NULL);
+	mock_defer(test, host_unpin_action, NULL);
 	churn = kthread_create(host_locked_vm_churn, user, "netgpu-churn");
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, churn);
 	kthread_bind(churn, cpumask_any_but(cpu_online_mask, cpu));
 	wake_up_process(churn);
-	host_defer(test, host_kthread_stop_action, churn);
+	mock_defer(test, host_kthread_stop_action, churn);
 
 	for (i = 0; i < nr; i++) {
 		KUNIT_EXPECT_GT_MSG(test, host_add(mem, addr, PAGE_SIZE), 0,
