@@ -359,6 +359,8 @@ static void netgpu_dmabuf_test_rfc_no_extra_put(struct kunit *test)
 	long before;
 
 	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	/* Buffers of earlier cases may still be on their way out. */
+	flush_delayed_fput();
 	live = mock_gpu_live_bufs();
 	before = mock_gpu_file_count(buf);
 
@@ -378,6 +380,7 @@ static void netgpu_dmabuf_test_rfc_no_extra_put(struct kunit *test)
 	kunit_release_action(test, mock_mem_close_action, f->mem);
 
 	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), before);
+	flush_delayed_fput();
 	KUNIT_EXPECT_EQ(test, mock_gpu_live_bufs(), live);
 	expect_exporter(test, buf, 0);
 
