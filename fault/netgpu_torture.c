@@ -75,7 +75,7 @@ MODULE_PARM_DESC(revoke_ms, "Mean interval between mock GPU revocations in ms (0
 #define TT_SPAN		SZ_1M		/* address space of a slot */
 #define TT_BASE		0x7e0000000000ULL
 #define TT_CTXS		3		/* contexts, on two devices */
-#define TT_MAX_BUFS	256		/* mock GPU buffers per campaign */
+#define TT_MAX_BUFS	256		/* mock GPU buffers kept at once */
 #define TT_CHUNKS	4		/* largest sg table of a buffer */
 #define TT_NBUFS	64		/* data path buffers */
 #define TT_MAX_THREADS	16
@@ -116,9 +116,10 @@ struct tt {
 	struct netgpu_memctx	ctx[TT_CTXS];
 	struct tt_slot		slot[TT_SLOTS];
 
-	struct mutex		bufs_lock;	/* bufs, nr_bufs */
+	struct mutex		bufs_lock;	/* bufs, nr_bufs, retired */
 	struct mock_gpu_buf	*bufs[TT_MAX_BUFS];
 	unsigned int		nr_bufs;
+	unsigned int		retired;	/* given back to make room */
 
 	struct netgpu_cache	*cache;
 	struct netgpu_queue	*compq;
@@ -197,10 +198,30 @@ static void tt_disarm(struct tt *t, bool armed)
 
 /* ===== Control path ===== */
 
+/*
+ * A buffer the exporter revoked and nothing maps or attaches any more:
+ * its region is gone or dead, so nothing will again.  Bufs lock held.
+ */
+static int tt_retired_buf(struct tt *t)
+{
+	struct mock_gpu_buf *buf;
+	unsigned int i;
+
+	for (i = 0; i < t->nr_bufs; i++) {
+		buf = t->bufs[i];
+		if (READ_ONCE(buf->revoked) && !atomic_read(&buf->attachments) &&
+		    !atomic_read(&buf->mappings) && !atomic_read(&buf->pins))
+			return i;
+	}
+	return -1;
+}
+
+/* A new buffer of random chunks; NULL when no slot for it is free. */
 static struct mock_gpu_buf *tt_new_buf(struct tt *t, struct rnd_state *rnd)
 {
 	unsigned int orders[TT_CHUNKS], n, i;
 	struct mock_gpu_buf *buf;
+	int old = -1;
 
 	n = 1 + prandom_u32_state(rnd) % TT_CHUNKS;
 	for (i = 0; i < n; i++)
@@ -208,14 +229,23 @@ static struct mock_gpu_buf *tt_new_buf(struct tt *t, struct rnd_state *rnd)
 
 	mutex_lock(&t->bufs_lock);
 	if (t->nr_bufs == TT_MAX_BUFS) {
-		mutex_unlock(&t->bufs_lock);
-		return NULL;
+		/* Give a retired buffer back to make room. */
+		old = tt_retired_buf(t);
+		if (old < 0) {
+			mutex_unlock(&t->bufs_lock);
+			return NULL;
+		}
 	}
 	buf = mock_gpu_buf_create(t->test, orders, n);
-	if (IS_ERR(buf))
+	if (IS_ERR(buf)) {
 		buf = NULL;
-	else
+	} else if (old < 0) {
 		t->bufs[t->nr_bufs++] = buf;
+	} else {
+		mock_gpu_buf_put(t->test, t->bufs[old]);
+		t->bufs[old] = buf;
+		t->retired++;
+	}
 	mutex_unlock(&t->bufs_lock);
 	return buf;
 }
@@ -408,7 +438,7 @@ static int tt_revoke_thread(void *data)
 		/* The buffer that replaces the revoked one. */
 		buf = tt_new_buf(t, &th->rnd);
 		if (!buf)
-			continue;	/* TT_MAX_BUFS reached */
+			continue;	/* TT_MAX_BUFS kept, none retired yet */
 		mutex_lock(&s->lock);
 		mock_gpu_revoke(s->buf);
 		s->buf = buf;
@@ -636,9 +666,9 @@ static void tt_report(struct kunit *test, struct tt *t)
 		}
 		kunit_info(test, "torture: %s\n", line);
 	}
-	kunit_info(test, "torture: faults injected %lld, mock GPU buffers %u, findings %d\n",
-		   atomic64_read(&t->faults), t->nr_bufs,
-		   atomic_read(&t->findings));
+	kunit_info(test, "torture: faults injected %lld, mock GPU buffers %u (%u of them given back during the campaign), findings %d\n",
+		   atomic64_read(&t->faults), t->nr_bufs + t->retired,
+		   t->retired, atomic_read(&t->findings));
 }
 
 static s64 tt_total_ops(struct tt *t)

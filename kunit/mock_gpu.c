@@ -241,6 +241,23 @@ struct mock_gpu_buf *mock_gpu_buf_create(struct kunit *test,
 EXPORT_SYMBOL_GPL(mock_gpu_buf_create);
 
 /**
+ * mock_gpu_buf_put() - drop the test's reference on a buffer early
+ * @test: the test that created @buf
+ * @buf: the buffer
+ *
+ * What the test would drop when it ends: the buffer is freed once the
+ * importers' references are gone too, so the test must not use @buf
+ * afterwards.  For tests that go through more buffers than they can keep.
+ *
+ * Context: Process context.
+ */
+void mock_gpu_buf_put(struct kunit *test, struct mock_gpu_buf *buf)
+{
+	kunit_release_action(test, mock_gpu_put_action, buf->dmabuf);
+}
+EXPORT_SYMBOL_GPL(mock_gpu_buf_put);
+
+/**
  * mock_gpu_revoke() - withdraw a live buffer, as a GPU driver evicting it
  * @buf: the buffer
  *

@@ -66,6 +66,7 @@ struct mock_gpu_buf *mock_gpu_buf_create_sized(struct kunit *test,
 					       const unsigned int *orders,
 					       unsigned int nr_chunks,
 					       size_t size);
+void mock_gpu_buf_put(struct kunit *test, struct mock_gpu_buf *buf);
 void mock_gpu_revoke(struct mock_gpu_buf *buf);
 int mock_gpu_live_bufs(void);
 long mock_gpu_file_count(struct mock_gpu_buf *buf);
