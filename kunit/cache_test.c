@@ -25,6 +25,7 @@
 #include <linux/timer.h>
 
 #include "cache.h"
+#include "fail_nth.h"
 
 /* Where a fixture buffer is. */
 enum {
@@ -551,6 +552,7 @@ static void netgpu_cache_test_fault_create(struct kunit *test)
 	unsigned int left;
 	int base;
 
+	netgpu_kunit_need_fail_nth(test);
 	base = atomic_read(&netgpu_cache_nr_allocs);
 	for (k = 0; k < ARRAY_SIZE(create_capacities); k++) {
 		u32 cap = create_capacities[k];

@@ -25,6 +25,7 @@
 #include <linux/uaccess.h>
 #include <linux/udmabuf.h>
 
+#include "fail_nth.h"
 #include "mem.h"
 #include "mock_gpu.h"
 
@@ -403,6 +404,7 @@ static void netgpu_dmabuf_test_add_fail_nth(struct kunit *test)
 	int n, id, left, faults = 0;
 	long before;
 
+	netgpu_kunit_need_fail_nth(test);
 	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
 	before = mock_gpu_file_count(buf);
 	for (n = 1; n < 1000; n++) {
@@ -448,6 +450,7 @@ static void netgpu_dmabuf_test_map_fail_nth(struct kunit *test)
 	struct mock_gpu_buf *buf;
 	struct netgpu_region *r;
 
+	netgpu_kunit_need_fail_nth(test);
 	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
 	r = dmabuf_region(test, buf, DMABUF_BASE);
 	mc = mock_memctx(test, f->dev[0]);

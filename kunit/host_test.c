@@ -26,6 +26,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "fail_nth.h"
 #include "mem.h"
 #include "mock_gpu.h"
 
@@ -469,6 +470,7 @@ static void netgpu_host_test_add_fail_nth(struct kunit *test)
 	int n, id, left, faults = 0;
 	u64 addr;
 
+	netgpu_kunit_need_fail_nth(test);
 	host_set_memlock(base + 64);
 	for (n = 1; n < 1000; n++) {
 		/* Fresh memory each time: pinning faults pages in. */

@@ -24,6 +24,7 @@
 #include <linux/spinlock.h>
 #include <linux/tracepoint.h>
 
+#include "fail_nth.h"
 #include "mem.h"
 #include "mock_gpu.h"
 
@@ -762,6 +763,7 @@ static void netgpu_mem_test_attach_fail_nth(struct kunit *test)
 	unsigned int i;
 	u64 addr;
 
+	netgpu_kunit_need_fail_nth(test);
 	addr = mem_space(test, 4);
 	r = mem_add(test, addr, 4);
 	mc[0] = mock_memctx(test, f->dev[0]);
@@ -1023,6 +1025,7 @@ static void netgpu_mem_test_create_fail_nth(struct kunit *test)
 	struct netgpu_mem *mem;
 	int n, left, faults = 0;
 
+	netgpu_kunit_need_fail_nth(test);
 	for (n = 1; n < 100; n++) {
 		current->fail_nth = n;
 		mem = netgpu_mem_create();

@@ -26,6 +26,7 @@
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 
+#include "fail_nth.h"
 #include "queue.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
@@ -293,6 +294,7 @@ static void netgpu_queue_test_create_fault(struct kunit *test)
 	unsigned int nth, left, failed = 0;
 	struct netgpu_queue *q;
 
+	netgpu_kunit_need_fail_nth(test);
 	for (nth = 1; nth < 1000; nth++) {
 		current->fail_nth = nth;
 		q = netgpu_queue_create(NETGPU_QUEUE_RX, 64);
