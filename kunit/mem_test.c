@@ -311,7 +311,9 @@ static int tprov_add_region(struct kunit *test, u64 addr, u64 len)
  * use with it, is closed.
  */
 struct tprov_owned {
+#if IS_ENABLED(CONFIG_MODULES)
 	struct module		mod;
+#endif
 	struct netgpu_mem_ops	ops;
 	struct netgpu_mem	*mem;
 };
@@ -322,16 +324,30 @@ static struct tprov_owned *tprov_owned_register(struct kunit *test)
 
 	o = kunit_kzalloc(test, sizeof(*o), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, o);
+	o->ops = tprov_ops;
+#if IS_ENABLED(CONFIG_MODULES)
 	strscpy(o->mod.name, "netgpu_tprov", sizeof(o->mod.name));
 	o->mod.state = MODULE_STATE_LIVE;
 	/* The loader's base reference (MODULE_REF_BASE). */
 	atomic_set(&o->mod.refcnt, 1);
-	o->ops = tprov_ops;
 	o->ops.owner = &o->mod;
+#endif
 	KUNIT_ASSERT_EQ(test, netgpu_mem_register_provider(&o->ops), 0);
 	mock_defer(test, tprov_unregister, &o->ops);
 	o->mem = mock_mem(test);
 	return o;
+}
+
+/*
+ * The references regions hold on the provider's module: @n beyond the
+ * loader's.  Without CONFIG_MODULES there is no module to count.
+ */
+static void expect_tprov_refs(struct kunit *test, struct tprov_owned *o,
+			      int n)
+{
+#if IS_ENABLED(CONFIG_MODULES)
+	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), n);
+#endif
 }
 
 /* ===== Test cases ===== */
@@ -883,6 +899,7 @@ static void netgpu_mem_test_registry_checks(struct kunit *test)
 			-EEXIST);
 }
 
+#if IS_ENABLED(CONFIG_MODULES)
 /*
  * Each region holds one reference on its provider's module, which every
  * error path gives back; a provider whose module is going away is not
@@ -898,29 +915,29 @@ static void netgpu_mem_test_provider_module(struct kunit *test)
 	o = tprov_owned_register(test);
 	id = tprov_add_to(o->mem, 0x100000, 2 * PAGE_SIZE);
 	KUNIT_EXPECT_GT(test, id, 0);
-	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 1);
+	expect_tprov_refs(test, o, 1);
 	r = mock_region_get(test, o->mem, tprov_add_to(o->mem, 0x200000,
 						       PAGE_SIZE));
-	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 2);
+	expect_tprov_refs(test, o, 2);
 	/* The provider's refusal gives the reference back. */
 	KUNIT_EXPECT_EQ(test, tprov_add_to(o->mem, 0x300001, PAGE_SIZE),
 			-EINVAL);
-	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 2);
+	expect_tprov_refs(test, o, 2);
 
 	/* Unloading: try_module_get() fails, the type looks absent. */
 	o->mod.state = MODULE_STATE_GOING;
 	KUNIT_EXPECT_EQ(test, tprov_add_to(o->mem, 0x400000, PAGE_SIZE),
 			-EOPNOTSUPP);
-	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 2);
+	expect_tprov_refs(test, o, 2);
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 2);
 	o->mod.state = MODULE_STATE_LIVE;
 
 	kunit_release_action(test, mock_mem_close_action, o->mem);
 	/* The test's reference keeps one region and the module. */
-	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 1);
+	expect_tprov_refs(test, o, 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
 	kunit_release_action(test, mock_region_put_action, r);
-	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 0);
+	expect_tprov_refs(test, o, 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
 }
 
@@ -964,8 +981,6 @@ static void netgpu_mem_test_provider_autoload(struct kunit *test)
 	char want[MODULE_NAME_LEN];
 	int id;
 
-	if (!IS_ENABLED(CONFIG_MODULES))
-		kunit_skip(test, "Test requires: CONFIG_MODULES");
 	for_each_kernel_tracepoint(tprov_find_tracepoint, &tp);
 	if (!tp)
 		kunit_skip(test, "Test requires: the module_request tracepoint");
@@ -984,10 +999,21 @@ static void netgpu_mem_test_provider_autoload(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, a.calls, 1);
 	KUNIT_EXPECT_STREQ(test, a.name, want);
 	KUNIT_EXPECT_GT(test, id, 0);
-	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 1);
+	expect_tprov_refs(test, o, 1);
 	kunit_release_action(test, mock_mem_close_action, o->mem);
-	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 0);
+	expect_tprov_refs(test, o, 0);
 }
+#else
+static void netgpu_mem_test_provider_module(struct kunit *test)
+{
+	kunit_skip(test, "Test requires: CONFIG_MODULES");
+}
+
+static void netgpu_mem_test_provider_autoload(struct kunit *test)
+{
+	kunit_skip(test, "Test requires: CONFIG_MODULES");
+}
+#endif /* CONFIG_MODULES */
 
 /*
  * An area closed while a region keeps its memory takes no new region:
@@ -1011,12 +1037,12 @@ static void netgpu_mem_test_add_after_close(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tprov_add_to(o->mem, 0x200000, PAGE_SIZE),
 			-ENODEV);
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
-	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 1);
+	expect_tprov_refs(test, o, 1);
 	KUNIT_EXPECT_EQ(test, refcount_read(&o->mem->ref), 1);
 	KUNIT_EXPECT_TRUE(test, xa_empty(&o->mem->regions));
 	kunit_release_action(test, mock_region_put_action, r);
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
-	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 0);
+	expect_tprov_refs(test, o, 0);
 }
 
 /* Creating an area fails cleanly at each of its allocations. */
@@ -1083,7 +1109,7 @@ static void netgpu_mem_test_tryget(struct kunit *test)
 	kunit_release_action(test, mock_mem_close_action, o->mem);
 	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
-	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 1);
+	expect_tprov_refs(test, o, 1);
 
 	/* The last put: the release op probes the dying region. */
 	tprov_release_probed = 0;
@@ -1094,7 +1120,7 @@ static void netgpu_mem_test_tryget(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tprov_release_probed, 1);
 	KUNIT_EXPECT_FALSE(test, tprov_release_tryget);
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
-	KUNIT_EXPECT_EQ(test, module_refcount(&o->mod), 0);
+	expect_tprov_refs(test, o, 0);
 	/* Time for a revoke wrongly queued to run on freed memory: KASAN. */
 	msleep(20);
 }
