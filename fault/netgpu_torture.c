@@ -448,6 +448,16 @@ static int tt_revoke_thread(void *data)
 	return 0;
 }
 
+/* Give a buffer taken in NAPI context straight back to the cache. */
+static void tt_recycle(struct tt *t, struct netgpu_buf *b)
+{
+	u64 idx = b - t->dbuf;
+
+	clear_bit(idx, t->owned);
+	if (netgpu_cache_put_napi(t->cache, b))
+		tt_finding(t, "put_napi of buffer %llu refused", idx);
+}
+
 /* NAPI side: take buffers from the cache, complete them or recycle them. */
 static int tt_rx_thread(void *data)
 {
@@ -475,18 +485,12 @@ static int tt_rx_thread(void *data)
 			}
 			if (x & BIT(8 + i)) {
 				/* Dropped packet: straight back to the cache. */
-				clear_bit(idx, t->owned);
-				if (netgpu_cache_put_napi(t->cache, b))
-					tt_finding(t, "put_napi of buffer %llu refused",
-						   idx);
+				tt_recycle(t, b);
 				continue;
 			}
 			if (netgpu_queue_prod_reserve(t->compq, &idx)) {
 				/* Completion ring full: recycle it. */
-				clear_bit(idx, t->owned);
-				if (netgpu_cache_put_napi(t->cache, b))
-					tt_finding(t, "put_napi of buffer %llu refused",
-						   idx);
+				tt_recycle(t, b);
 				break;
 			}
 			tt_count(t, TT_RX, 0, 0);
