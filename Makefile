@@ -77,6 +77,14 @@ initramfs:
 
 .PHONY: modules-check initramfs
 
+# netdevsim queue API and emulated header split under TCP in QEMU
+# (kunit/netdevsim/) on the kernel that `make kunit` built last; writes
+# build/netdevsim.{ktap,json,console.log}.  NSIM_BYTES= NSIM_SEED=
+netdevsim-check: stage
+	@scripts/netdevsim-check
+
+.PHONY: netdevsim-check
+
 # One torture campaign (fault/); SEED= DURATION_MS= FAIL_PERMILLE=
 # CONTROL_THREADS= LOOKUP_THREADS= REVOKE_MS= (scripts/torture).
 torture: stage
@@ -87,6 +95,21 @@ torture: stage
 # GCOV kernel, all suites, lcov + genhtml into coverage/html/; enforces coverage/threshold.
 coverage: stage
 	@scripts/coverage
+
+# The ring protocol against tools/memory-model (kunit/litmus/): seconds.
+litmus: pristine
+	@scripts/litmus-check
+
+# Other architectures, each its own minimal kernel and build directory
+# (scripts/arch-run): the library suites on i386, netgpu_queue on arm64
+# with two vCPUs under multi-threaded TCG.  ARCHES='i386' for one.
+ARCHES		?= i386 arm64
+arch-check: stage
+	@set -e; for a in $(ARCHES); do \
+		scripts/arch-run $$a; scripts/scan-log $(OUT)/$$a.console.log; \
+	done
+
+.PHONY: litmus arch-check
 
 clean:
 	rm -rf $(OUT) coverage/html
