@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * netgpu host memory provider: pages of the calling process, pinned
- * FOLL_LONGTERM and charged to its user's RLIMIT_MEMLOCK (unless it had
- * CAP_IPC_LOCK when it created the area), DMA-mapped page by page.
+ * FOLL_LONGTERM, DMA-mapped page by page.  Accounting follows io_uring's
+ * registered buffers: unless the area's creator had CAP_IPC_LOCK, the
+ * pages are charged to the creator's user (locked_vm) against the
+ * RLIMIT_MEMLOCK of the task registering them; and, as RDMA does, to
+ * that task's mm->pinned_vm (VmPin in /proc/<pid>/status) in every case.
  */
 
 #include <kunit/static_stub.h>
@@ -12,6 +15,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
 #include <linux/slab.h>
@@ -28,12 +32,15 @@
  * @pages: @r.nr_pages pinned pages
  * @user: user charged, or NULL when not accounted
  * @acct_pages: pages charged to @user
+ * @mm: the mm the pages were pinned from, charged in its pinned_vm
+ *	(a reference is held: mmgrab())
  */
 struct netgpu_host_region {
 	struct netgpu_region	r;
 	struct page		**pages;
 	struct user_struct	*user;
 	unsigned long		acct_pages;
+	struct mm_struct	*mm;
 };
 
 /**
@@ -86,22 +93,30 @@ netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 	struct netgpu_host_region *hr;
 	unsigned long nr_pages;
 	unsigned long pinned;
-	u64 start, end;
+	u64 start, end, pages64;
 	int err, ret;
 
 	if (!desc->len)
 		return ERR_PTR(-EINVAL);
+	/* Pages of the caller's own mm: a kernel thread has none. */
+	if (!current->mm)
+		return ERR_PTR(-EFAULT);
 	/* The range must not wrap, nor its page-rounded end. */
 	if (check_add_overflow(desc->addr, desc->len, &end) ||
 	    check_add_overflow(end, (u64)PAGE_SIZE - 1, &end))
+		return ERR_PTR(-EOVERFLOW);
+	/* A user address and length fit an unsigned long (32-bit). */
+	if (end > ULONG_MAX)
 		return ERR_PTR(-EOVERFLOW);
 	if (!access_ok(u64_to_user_ptr(desc->addr), desc->len))
 		return ERR_PTR(-EFAULT);
 	start = round_down(desc->addr, PAGE_SIZE);
 	end = round_down(end, PAGE_SIZE);
-	nr_pages = (end - start) >> PAGE_SHIFT;
-	if (nr_pages > NETGPU_HOST_MAX_PAGES)
+	/* Counted in 64 bits, narrowed once it is known to fit. */
+	pages64 = (end - start) >> PAGE_SHIFT;
+	if (pages64 > NETGPU_HOST_MAX_PAGES)
 		return ERR_PTR(-E2BIG);
+	nr_pages = pages64;
 
 	hr = kzalloc(sizeof(*hr), GFP_KERNEL);
 	if (!hr)
@@ -124,6 +139,9 @@ netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 		err = -ENOMEM;
 		goto err_unaccount;
 	}
+	hr->mm = current->mm;
+	mmgrab(hr->mm);
+	atomic64_add(nr_pages, &hr->mm->pinned_vm);
 
 	/*
 	 * A short pin stops where something failed; ask again from there
@@ -144,6 +162,8 @@ netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 	return &hr->r;
 
 err_free_pages:
+	atomic64_sub(nr_pages, &hr->mm->pinned_vm);
+	mmdrop(hr->mm);
 	kvfree(hr->pages);
 err_unaccount:
 	if (hr->user) {
@@ -160,7 +180,10 @@ static void netgpu_host_release(struct netgpu_region *r)
 {
 	struct netgpu_host_region *hr = to_host_region(r);
 
-	unpin_user_pages(hr->pages, r->nr_pages);
+	/* The device wrote them: dirty, or reclaim may drop what it wrote. */
+	unpin_user_pages_dirty_lock(hr->pages, r->nr_pages, true);
+	atomic64_sub(r->nr_pages, &hr->mm->pinned_vm);
+	mmdrop(hr->mm);
 	if (hr->user) {
 		netgpu_host_unaccount(hr->user, hr->acct_pages);
 		free_uid(hr->user);
@@ -174,9 +197,12 @@ static void netgpu_host_release(struct netgpu_region *r)
  * @dev: the device
  * @page: the page
  *
- * dma_map_page() of the whole page, bidirectional.  Out of line so that a
- * KUnit test can make it fail with kunit_activate_static_stub(): without
- * an IOMMU or swiotlb, dma-direct fails a mapping only with a WARNING.
+ * dma_map_page() of the whole page, bidirectional, without CPU syncs:
+ * the page may be mapped for several devices at once, and the data path
+ * syncs each buffer when it hands it over (netgpu_dmamap_sync_for_cpu()
+ * and _for_device()), as page_pool does.  Out of line so that a KUnit
+ * test can make it fail with kunit_activate_static_stub(): without an
+ * IOMMU or swiotlb, dma-direct fails a mapping only with a WARNING.
  *
  * Context: Process context.
  * Return: the DMA address; check it with dma_mapping_error().
@@ -185,7 +211,8 @@ VISIBLE_IF_KUNIT dma_addr_t netgpu_host_map_page(struct device *dev,
 						 struct page *page)
 {
 	KUNIT_STATIC_STUB_REDIRECT(netgpu_host_map_page, dev, page);
-	return dma_map_page(dev, page, 0, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	return dma_map_page_attrs(dev, page, 0, PAGE_SIZE, DMA_BIDIRECTIONAL,
+				  DMA_ATTR_SKIP_CPU_SYNC);
 }
 EXPORT_SYMBOL_IF_KUNIT(netgpu_host_map_page);
 
@@ -200,7 +227,8 @@ VISIBLE_IF_KUNIT void netgpu_host_unmap_page(struct device *dev,
 					     dma_addr_t dma)
 {
 	KUNIT_STATIC_STUB_REDIRECT(netgpu_host_unmap_page, dev, dma);
-	dma_unmap_page(dev, dma, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	dma_unmap_page_attrs(dev, dma, PAGE_SIZE, DMA_BIDIRECTIONAL,
+			     DMA_ATTR_SKIP_CPU_SYNC);
 }
 EXPORT_SYMBOL_IF_KUNIT(netgpu_host_unmap_page);
 
@@ -213,7 +241,7 @@ static struct netgpu_dmamap *netgpu_host_map(struct netgpu_region *r,
 
 	/* User-sized, like the page array: may be huge, fail quietly. */
 	hm = kvzalloc(struct_size(hm, dma, r->nr_pages),
-		      GFP_KERNEL | __GFP_NOWARN);
+		      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!hm)
 		return ERR_PTR(-ENOMEM);
 	hm->map.r = r;
@@ -223,12 +251,15 @@ static struct netgpu_dmamap *netgpu_host_map(struct netgpu_region *r,
 		hm->dma[i] = netgpu_host_map_page(dev, hr->pages[i]);
 		if (dma_mapping_error(dev, hm->dma[i]))
 			goto err_unmap;
+		cond_resched();
 	}
 	return &hm->map;
 
 err_unmap:
-	while (i--)
+	while (i--) {
 		netgpu_host_unmap_page(dev, hm->dma[i]);
+		cond_resched();
+	}
 	kvfree(hm);
 	return ERR_PTR(-ENOMEM);
 }
@@ -239,8 +270,10 @@ static void netgpu_host_unmap(struct netgpu_dmamap *map)
 						  map);
 	unsigned long i;
 
-	for (i = 0; i < hm->nr_pages; i++)
+	for (i = 0; i < hm->nr_pages; i++) {
 		netgpu_host_unmap_page(map->dev, hm->dma[i]);
+		cond_resched();
+	}
 	kvfree(hm);
 }
 
@@ -264,6 +297,8 @@ static int netgpu_host_get_pages(struct netgpu_region *r, u64 off,
 	unsigned long idx = off >> PAGE_SHIFT;
 	unsigned int i, n;
 
+	if (idx >= r->nr_pages)
+		return 0;
 	/* Pages idx .. nr_pages - 1 remain; not one more. */
 	n = min_t(unsigned long, count, r->nr_pages - idx);
 	for (i = 0; i < n; i++) {
@@ -273,8 +308,52 @@ static int netgpu_host_get_pages(struct netgpu_region *r, u64 off,
 	return n;
 }
 
+/*
+ * Sync the pages of bytes [@off, @off + @len) of @map: @for_cpu picks
+ * for_cpu (true) or for_device.  Pages are mapped one by one, so each
+ * page is its own DMA mapping.
+ */
+static void netgpu_host_sync(const struct netgpu_dmamap *map, u64 off,
+			     u64 len, bool for_cpu)
+{
+	const struct netgpu_host_map *hm = to_host_map(map);
+	unsigned long idx = off >> PAGE_SHIFT;
+	u64 end;
+
+	if (check_add_overflow(off, len, &end))
+		return;
+	while (off < end && idx < hm->nr_pages) {
+		size_t pgoff = offset_in_page(off);
+		size_t n = min_t(u64, PAGE_SIZE - pgoff, end - off);
+
+		if (for_cpu)
+			dma_sync_single_range_for_cpu(map->dev, hm->dma[idx],
+						      pgoff, n,
+						      DMA_FROM_DEVICE);
+		else
+			dma_sync_single_range_for_device(map->dev,
+							 hm->dma[idx], pgoff,
+							 n, DMA_FROM_DEVICE);
+		off += n;
+		idx++;
+	}
+}
+
+static void netgpu_host_sync_for_cpu(const struct netgpu_dmamap *map,
+				     u64 off, u64 len)
+{
+	netgpu_host_sync(map, off, len, true);
+}
+
+static void netgpu_host_sync_for_device(const struct netgpu_dmamap *map,
+					u64 off, u64 len)
+{
+	netgpu_host_sync(map, off, len, false);
+}
+
+/* Built in: no module reference on the library's own code. */
 const struct netgpu_mem_ops netgpu_host_ops = {
-	.owner		= THIS_MODULE,
+	.owner		= NULL,
 	.type		= NETGPU_MEMTYPE_HOST,
 	.name		= "host",
 	.add		= netgpu_host_add,
@@ -283,4 +362,6 @@ const struct netgpu_mem_ops netgpu_host_ops = {
 	.unmap		= netgpu_host_unmap,
 	.dma		= netgpu_host_dma,
 	.get_pages	= netgpu_host_get_pages,
+	.sync_for_cpu	= netgpu_host_sync_for_cpu,
+	.sync_for_device = netgpu_host_sync_for_device,
 };

@@ -15,6 +15,7 @@
 #include <linux/module.h>
 #include <linux/sched/user.h>
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
 
 #include "mem.h"
 
@@ -182,8 +183,10 @@ EXPORT_SYMBOL_GPL(netgpu_mem_close);
  * Context: Process context, may sleep.  Host memory is pinned from
  * current->mm and charged to the area's user.
  * Return: the region's id (> 0), or -EINVAL (bad type or range),
- * -EOPNOTSUPP (no provider for the type), -ENODEV (area closed),
- * -ENOMEM, or the provider's error.  On error nothing is left behind.
+ * -EOVERFLOW (the range does not fit this machine's unsigned long),
+ * -EOPNOTSUPP (no provider for the type), -ENODEV (area closed, also by
+ * a close running concurrently), -EBUSY (no id left), -ENOMEM, or the
+ * provider's error.  On error nothing is left behind.
  */
 int netgpu_mem_add_region(struct netgpu_mem *mem,
 			  const struct netgpu_region_desc *desc)
@@ -197,23 +200,48 @@ int netgpu_mem_add_region(struct netgpu_mem *mem,
 	if (IS_ERR(ops))
 		return PTR_ERR(ops);
 
+	/*
+	 * The region's reference on the area, taken first: a close running
+	 * meanwhile drops the open reference and must not free @mem under
+	 * us.
+	 */
+	refcount_inc(&mem->ref);
 	r = ops->add(mem, desc);
 	if (IS_ERR(r)) {
 		module_put(ops->owner);
+		netgpu_mem_put(mem);
 		return PTR_ERR(r);
 	}
 	/* From here on, netgpu_region_put() undoes everything. */
 	r->ops = ops;
 	r->mem = mem;
-	refcount_inc(&mem->ref);
+
+	/*
+	 * The provider computed the page count in an unsigned long: on
+	 * 32-bit it must cover @len exactly, and every page index of the
+	 * region must fit the context's xarray index.
+	 */
+	if (r->len != (u64)r->nr_pages << PAGE_SHIFT ||
+	    (r->start >> PAGE_SHIFT) + r->nr_pages - 1 > ULONG_MAX) {
+		netgpu_region_put(r);
+		return -EOVERFLOW;
+	}
 
 	xa_lock(&mem->regions);
-	if (mem->closed)
-		err = -ENODEV;
-	else
+	err = -ENODEV;
+	if (!mem->closed) {
 		/* Sets r->id under the lock, before anyone can find r. */
 		err = __xa_alloc(&mem->regions, &r->id, r, xa_limit_31b,
 				 GFP_KERNEL);
+		/*
+		 * __xa_alloc() drops the lock to allocate a node: a close
+		 * that ran meanwhile swept the array without r.
+		 */
+		if (!err && mem->closed) {
+			__xa_erase(&mem->regions, r->id);
+			err = -ENODEV;
+		}
+	}
 	/* Once unlocked, a revocation may free r: return the copy. */
 	id = r->id;
 	xa_unlock(&mem->regions);
@@ -234,7 +262,8 @@ EXPORT_SYMBOL_GPL(netgpu_mem_add_region);
  * The reference keeps the region alive after the area drops it (close or
  * revocation); release it with netgpu_region_put().
  *
- * Context: Any context.  Takes the area's xa_lock.
+ * Context: Process context.  Takes the area's xa_lock, which is neither
+ * bh- nor irq-safe.
  * Return: the region, or ERR_PTR(-ENOENT).
  */
 struct netgpu_region *netgpu_mem_get_region(struct netgpu_mem *mem, u32 id)
@@ -254,6 +283,7 @@ EXPORT_SYMBOL_GPL(netgpu_mem_get_region);
 /* ===== Regions ===== */
 
 static void netgpu_region_revoke_work(struct work_struct *work);
+static void netgpu_region_free_work(struct work_struct *work);
 
 /**
  * netgpu_region_init() - initialise the core part of a new region
@@ -272,10 +302,12 @@ void netgpu_region_init(struct netgpu_region *r, u64 start, u64 len)
 	r->len = len;
 	r->nr_pages = len >> PAGE_SHIFT;
 	refcount_set(&r->ref, 1);
+	mutex_init(&r->revoke_lock);
 	mutex_init(&r->lock);
 	INIT_LIST_HEAD(&r->maps);
 	INIT_LIST_HEAD(&r->atts);
 	INIT_WORK(&r->revoke_work, netgpu_region_revoke_work);
+	INIT_WORK(&r->free_work, netgpu_region_free_work);
 }
 EXPORT_SYMBOL_GPL(netgpu_region_init);
 
@@ -299,10 +331,17 @@ static void netgpu_region_free(struct netgpu_region *r)
 
 	WARN_ON_ONCE(!list_empty(&r->atts) || !list_empty(&r->maps));
 	mutex_destroy(&r->lock);
+	mutex_destroy(&r->revoke_lock);
 	ops->release(r);
 	/* Not safe to reference r afterwards. */
 	module_put(ops->owner);
 	netgpu_mem_put(mem);
+}
+
+static void netgpu_region_free_work(struct work_struct *work)
+{
+	netgpu_region_free(container_of(work, struct netgpu_region,
+					free_work));
 }
 
 /**
@@ -310,13 +349,20 @@ static void netgpu_region_free(struct netgpu_region *r)
  * @r: the region
  *
  * The last reference releases the provider's memory (unpin and unaccount,
- * or drop the dma-buf), the provider module and the area.
+ * or drop the dma-buf), the provider module and the area.  The release
+ * may sleep: dropped in interrupt context, or with bottom halves or
+ * interrupts disabled (the data path), it runs later from a work item.
  *
- * Context: Process context, may sleep.
+ * Context: Any context but under a spinlock taken in process context.
+ * May sleep in process context.
  */
 void netgpu_region_put(struct netgpu_region *r)
 {
-	if (refcount_dec_and_test(&r->ref))
+	if (!refcount_dec_and_test(&r->ref))
+		return;
+	if (in_interrupt() || irqs_disabled())
+		queue_work(system_unbound_wq, &r->free_work);
+	else
 		netgpu_region_free(r);
 }
 EXPORT_SYMBOL_GPL(netgpu_region_put);
@@ -330,21 +376,48 @@ static void netgpu_memctx_unpublish(struct netgpu_memctx *mc,
 
 	lockdep_assert_held(&mc->lock);
 
-	for (i = 0; i < att->r->nr_pages; i++)
+	for (i = 0; i < att->r->nr_pages; i++) {
 		xa_erase(&mc->xa, first + i);
+		cond_resched();
+	}
 	list_del(&att->mc_node);
 }
+
+/**
+ * netgpu_memctx_revoke_done() - a revocation is done with a context
+ * @mc: the context, whose @revokers count the caller raised
+ *
+ * The last touch of @mc by a revocation: once the count drops to zero,
+ * netgpu_memctx_release() may return and its caller free @mc.  Out of
+ * line so that a KUnit test can hold a revocation here.
+ *
+ * Context: Any context.
+ */
+VISIBLE_IF_KUNIT void netgpu_memctx_revoke_done(struct netgpu_memctx *mc)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_memctx_revoke_done, mc);
+	/* wake_up_var() only hashes the address: @mc may be gone by then. */
+	if (atomic_dec_and_test(&mc->revokers))
+		wake_up_var(&mc->revokers);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_memctx_revoke_done);
+
+/* Retire maps whose last attachment went; see netgpu_dmamap_retire(). */
+static void netgpu_dmamap_retire(struct netgpu_dmamap *map);
 
 /**
  * netgpu_region_revoke() - detach a region from everything and unmap it
  * @r: the region; the caller holds a reference
  *
- * For providers whose memory goes away (dma-buf moved or its exporter
- * gone, device removal).  Lookups fail from the moment this is called;
- * one already running keeps a valid map until it leaves its RCU read
- * section.  The region is detached from every context, every DMA map is
- * unmapped and the area drops it; it is freed when the last reference
- * goes.  Idempotent.  Allocates nothing, so it cannot fail.
+ * For providers whose memory goes away (the device removed, the owner
+ * withdrawing it).  Lookups fail from the moment this is called; one
+ * already running keeps a valid map until it leaves its RCU read section.
+ * The region is detached from every context, every DMA map is retired
+ * (unmapped now, or when the last buffer the device still holds comes
+ * back: netgpu_dmamap_inflight_sub()) and the area drops it; it is freed
+ * when the last reference goes, never before its maps are unmapped.
+ * Idempotent, and serialized: a caller racing another returns only once
+ * that one is done.  Allocates nothing, so it cannot fail.
  *
  * Context: Process context, may sleep.  Takes the region's and the
  * contexts' locks.
@@ -359,13 +432,18 @@ void netgpu_region_revoke(struct netgpu_region *r)
 	might_sleep();
 	WRITE_ONCE(r->revoked, true);
 
+	mutex_lock(&r->revoke_lock);
 	mutex_lock(&r->lock);
 	r->dead = true;
 	list_for_each_entry_safe(att, tmp, &r->atts, r_node) {
-		/* The context waits for its list to empty before it dies. */
-		mutex_lock(&att->mc->lock);
-		netgpu_memctx_unpublish(att->mc, att);
-		mutex_unlock(&att->mc->lock);
+		struct netgpu_memctx *mc = att->mc;
+
+		/* Keeps mc: netgpu_memctx_release() waits for it. */
+		atomic_inc(&mc->revokers);
+		mutex_lock(&mc->lock);
+		netgpu_memctx_unpublish(mc, att);
+		mutex_unlock(&mc->lock);
+		netgpu_memctx_revoke_done(mc);
 		list_move(&att->r_node, &atts);
 	}
 	list_splice_init(&r->maps, &maps);
@@ -376,7 +454,7 @@ void netgpu_region_revoke(struct netgpu_region *r)
 
 	list_for_each_entry_safe(map, map_tmp, &maps, node) {
 		list_del(&map->node);
-		r->ops->unmap(map);
+		netgpu_dmamap_retire(map);
 	}
 	netgpu_mem_unlink(r->mem, r->id, r);
 	list_for_each_entry_safe(att, tmp, &atts, r_node) {
@@ -385,6 +463,7 @@ void netgpu_region_revoke(struct netgpu_region *r)
 		/* The caller's reference keeps r. */
 		netgpu_region_put(r);
 	}
+	mutex_unlock(&r->revoke_lock);
 }
 EXPORT_SYMBOL_GPL(netgpu_region_revoke);
 
@@ -438,8 +517,7 @@ EXPORT_SYMBOL_GPL(netgpu_region_flush_revoke);
  * @pages: where to store them
  * @count: how many are wanted
  *
- * Never goes past the end of the region (the RFC's get_pages read one
- * entry past its page array).
+ * Never goes past the end of the region.
  *
  * Context: Any context.
  * Return: the number of pages stored (at most @count), -EFAULT if @addr
@@ -457,6 +535,113 @@ int netgpu_region_get_pages(struct netgpu_region *r, u64 addr,
 EXPORT_SYMBOL_GPL(netgpu_region_get_pages);
 
 /* ===== DMA maps ===== */
+
+static void netgpu_dmamap_unmap(struct netgpu_dmamap *map)
+{
+	struct netgpu_region *r = map->r;
+
+	r->ops->unmap(map);
+	/* Not safe to reference map afterwards. */
+	netgpu_region_put(r);
+}
+
+static void netgpu_dmamap_unmap_work(struct work_struct *work)
+{
+	netgpu_dmamap_unmap(container_of(work, struct netgpu_dmamap,
+					 unmap_work));
+}
+
+/*
+ * The last attachment of @map went and lookups that found it have left
+ * their read sections: unmap it now, or when the last buffer in flight
+ * comes back.  Until then the map holds its region, and with it the
+ * memory the device may still write to.
+ */
+static void netgpu_dmamap_retire(struct netgpu_dmamap *map)
+{
+	/* The caller holds a reference on the region. */
+	refcount_inc(&map->r->ref);
+	if (atomic_long_dec_and_test(&map->inflight))
+		netgpu_dmamap_unmap(map);
+}
+
+/**
+ * netgpu_dmamap_inflight_add() - count buffers of a map handed out
+ * @map: the map, from netgpu_memctx_lookup()
+ * @n: how many buffers the device, the stack or user space now holds
+ *
+ * A map whose last attachment goes is unmapped only once every buffer
+ * counted here came back through netgpu_dmamap_inflight_sub(): the
+ * device may write to a buffer until then.
+ *
+ * Context: Any context, under the rcu_read_lock() of the lookup that
+ * returned @map, or while holding an in-flight count on @map already.
+ */
+void netgpu_dmamap_inflight_add(struct netgpu_dmamap *map, long n)
+{
+	/* Never from zero: the bias or the caller's count is held. */
+	WARN_ON_ONCE(atomic_long_add_return(n, &map->inflight) <= n);
+}
+EXPORT_SYMBOL_GPL(netgpu_dmamap_inflight_add);
+
+/**
+ * netgpu_dmamap_inflight_sub() - buffers of a map came back
+ * @map: the map
+ * @n: how many buffers, counted by netgpu_dmamap_inflight_add()
+ *
+ * The last buffer of a map that is no longer attached unmaps it, from a
+ * work item.
+ *
+ * Context: Any context.  @map may be gone when this returns.
+ */
+void netgpu_dmamap_inflight_sub(struct netgpu_dmamap *map, long n)
+{
+	long left = atomic_long_sub_return(n, &map->inflight);
+
+	if (WARN_ON_ONCE(left < 0))
+		return;
+	if (!left)
+		queue_work(system_unbound_wq, &map->unmap_work);
+}
+EXPORT_SYMBOL_GPL(netgpu_dmamap_inflight_sub);
+
+/**
+ * netgpu_dmamap_sync_for_cpu() - make what the device wrote visible
+ * @map: the map; the caller holds an in-flight count on it
+ * @off: byte offset in the map's region
+ * @len: bytes
+ *
+ * Before user space may read a buffer the device wrote: with swiotlb or
+ * non-coherent DMA the data reaches the pages only here.
+ *
+ * Context: Any context.
+ */
+void netgpu_dmamap_sync_for_cpu(const struct netgpu_dmamap *map, u64 off,
+				u64 len)
+{
+	if (map->r->ops->sync_for_cpu)
+		map->r->ops->sync_for_cpu(map, off, len);
+}
+EXPORT_SYMBOL_GPL(netgpu_dmamap_sync_for_cpu);
+
+/**
+ * netgpu_dmamap_sync_for_device() - give a buffer back to the device
+ * @map: the map; the caller holds an in-flight count on it
+ * @off: byte offset in the map's region
+ * @len: bytes
+ *
+ * Before the device may write a buffer again that the CPU may have
+ * touched.
+ *
+ * Context: Any context.
+ */
+void netgpu_dmamap_sync_for_device(const struct netgpu_dmamap *map, u64 off,
+				   u64 len)
+{
+	if (map->r->ops->sync_for_device)
+		map->r->ops->sync_for_device(map, off, len);
+}
+EXPORT_SYMBOL_GPL(netgpu_dmamap_sync_for_device);
 
 /* The map of @r for @dev with a new reference: the existing one or new. */
 static struct netgpu_dmamap *netgpu_region_get_map(struct netgpu_region *r,
@@ -480,6 +665,8 @@ static struct netgpu_dmamap *netgpu_region_get_map(struct netgpu_region *r,
 	map->r = r;
 	map->dev = dev;
 	refcount_set(&map->ref, 1);
+	atomic_long_set(&map->inflight, 1);
+	INIT_WORK(&map->unmap_work, netgpu_dmamap_unmap_work);
 	list_add_tail(&map->node, &r->maps);
 	return map;
 }
@@ -509,8 +696,10 @@ void netgpu_memctx_init(struct netgpu_memctx *mc, struct device *dev)
 {
 	mc->dev = dev;
 	mutex_init(&mc->lock);
-	xa_init(&mc->xa);
+	/* One entry per page: charged to the user's memory cgroup. */
+	xa_init_flags(&mc->xa, XA_FLAGS_ACCOUNT);
 	INIT_LIST_HEAD(&mc->atts);
+	atomic_set(&mc->revokers, 0);
 }
 EXPORT_SYMBOL_GPL(netgpu_memctx_init);
 
@@ -561,12 +750,15 @@ static int netgpu_memctx_publish(struct netgpu_memctx *mc,
 		err = netgpu_memctx_store(mc, first + i, att);
 		if (err)
 			goto err_erase;
+		cond_resched();
 	}
 	return 0;
 
 err_erase:
-	while (i--)
+	while (i--) {
 		xa_erase(&mc->xa, first + i);
+		cond_resched();
+	}
 	return err;
 }
 
@@ -633,7 +825,7 @@ err_put_map:
 	/* Lookups may have seen part of what was published. */
 	synchronize_rcu();
 	if (map)
-		r->ops->unmap(map);
+		netgpu_dmamap_retire(map);
 	kfree(att);
 	return err;
 
@@ -651,8 +843,9 @@ EXPORT_SYMBOL_GPL(netgpu_memctx_attach);
  * @mc: the context
  * @r: the region; the caller holds a reference
  *
- * Unmaps the region for the device if this was the last context there,
- * after lookups already running have finished.
+ * Retires the region's map for the device if this was the last context
+ * there, after lookups already running have finished: it is unmapped at
+ * once, or when the last of its buffers in flight comes back.
  *
  * Context: Process context, may sleep.  Takes the region's lock, then the
  * context's.
@@ -685,7 +878,7 @@ int netgpu_memctx_detach(struct netgpu_memctx *mc, struct netgpu_region *r)
 
 	synchronize_rcu();
 	if (map)
-		r->ops->unmap(map);
+		netgpu_dmamap_retire(map);
 	kfree(found);
 	netgpu_region_put(r);
 	return 0;
@@ -695,6 +888,8 @@ EXPORT_SYMBOL_GPL(netgpu_memctx_detach);
 /**
  * netgpu_memctx_release() - detach every region from a context
  * @mc: the context
+ *
+ * Returns once no revocation touches @mc any more: the caller may free it.
  *
  * Context: Process context, may sleep.  No lookup may run on @mc any more.
  */
@@ -720,6 +915,8 @@ void netgpu_memctx_release(struct netgpu_memctx *mc)
 		netgpu_memctx_detach(mc, r);
 		netgpu_region_put(r);
 	}
+	/* A revocation may have unlinked the last attachment for us. */
+	wait_var_event(&mc->revokers, !atomic_read(&mc->revokers));
 	WARN_ON_ONCE(!xa_empty(&mc->xa));
 	xa_destroy(&mc->xa);
 	mutex_destroy(&mc->lock);

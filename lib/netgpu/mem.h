@@ -32,18 +32,25 @@
  *   reference for the area's link, one per attachment, one per transient
  *   user such as netgpu_mem_get_region()).
  * - A DMA map lives while any context on its device holds it (one
- *   reference per attachment); the last detach unmaps it, after an RCU
- *   grace period.
+ *   reference per attachment) or the device may still hold one of its
+ *   buffers (netgpu_dmamap_inflight_add()).  When the last attachment
+ *   goes, after an RCU grace period, the map is unmapped at once if no
+ *   buffer is in flight, else when the last one comes back; until then it
+ *   holds a reference on its region, so that what backs it stays.
  * - An area's memory lives while it is open or any of its regions lives.
  * - A provider's module lives while any of its regions does.
  * - A provider may revoke a region at any time (netgpu_region_revoke()):
- *   the region is detached from every context and unmapped; lookups
- *   racing with it either see the old, still mapped, address or fail.
+ *   the region is detached from every context and its maps are retired as
+ *   above; lookups racing with it either see the old, still mapped,
+ *   address or fail.
+ * - The last reference on a region may be dropped in any context; from
+ *   interrupt context (or with bottom halves or interrupts off) the
+ *   release runs later from a work item.
  *
  * Lock order (outermost first):
  *
- *   &netgpu_region.lock  ->  &netgpu_memctx.lock  ->  provider locks
- *   (dma_resv of a dma-buf)
+ *   &netgpu_region.revoke_lock  ->  &netgpu_region.lock  ->
+ *   &netgpu_memctx.lock  ->  provider locks (dma_resv of a dma-buf)
  *
  * The area's xa_lock and the registry mutex are leaves.  A provider's
  * revocation callback (dma-buf move_notify, called under dma_resv) takes
@@ -106,14 +113,24 @@ struct netgpu_region_desc {
  * @release: undo @add and free the region.  May sleep.
  * @map: DMA-map the whole region for @dev; the returned map embeds a
  *	&struct netgpu_dmamap whose @r the provider sets before anything
- *	can call back.  Called under &netgpu_region.lock (a mutex), may
- *	sleep.
+ *	can call back.  Memory the CPU reads is mapped without CPU syncs
+ *	(DMA_ATTR_SKIP_CPU_SYNC): it may be mapped for several devices, and
+ *	the data path syncs each buffer (@sync_for_cpu, @sync_for_device).
+ *	Called under &netgpu_region.lock and &netgpu_memctx.lock (mutexes),
+ *	may sleep.
  * @unmap: undo @map and free it.  Called without core locks, after an
- *	RCU grace period, may sleep.
+ *	RCU grace period and once no buffer of the map is in flight, from
+ *	process context (possibly a work item), may sleep.
  * @dma: DMA address of byte @off of the region in @map, and the number of
  *	bytes DMA-contiguous from there.  Lock-free, called under RCU.
  * @get_pages: optional: take a reference on up to @count pages starting at
  *	byte @off; return how many (never past the region's end).
+ * @sync_for_cpu: optional: make what the device wrote to bytes
+ *	[@off, @off + @len) of the region in @map visible to the CPU
+ *	(dma_sync_*_for_cpu()).  Memory the CPU never reads (a dma-buf)
+ *	leaves it out.  Any context.
+ * @sync_for_device: optional: hand bytes [@off, @off + @len) back to the
+ *	device before it may write them again.  Any context.
  */
 struct netgpu_mem_ops {
 	struct module		*owner;
@@ -131,6 +148,10 @@ struct netgpu_mem_ops {
 	int			(*get_pages)(struct netgpu_region *r, u64 off,
 					     struct page **pages,
 					     unsigned int count);
+	void			(*sync_for_cpu)(const struct netgpu_dmamap *map,
+						u64 off, u64 len);
+	void			(*sync_for_device)(const struct netgpu_dmamap *map,
+						   u64 off, u64 len);
 };
 
 /**
@@ -158,9 +179,13 @@ struct netgpu_mem {
  * @start: first address (page-aligned)
  * @len: length in bytes (page multiple)
  * @nr_pages: @len in pages
- * @ref: area link + one per attachment + transient users
- * @lock: Protects: @maps, @atts, @dead.  Ordering: outermost, before
- *	&netgpu_memctx.lock and provider locks.  A mutex: held across
+ * @ref: area link + one per attachment + one per retired map still in
+ *	flight + transient users
+ * @revoke_lock: serializes netgpu_region_revoke() from start to finish,
+ *	so that a second caller returns only once the first is done.
+ *	Ordering: outermost, before @lock.
+ * @lock: Protects: @maps, @atts, @dead.  Ordering: inside @revoke_lock,
+ *	before &netgpu_memctx.lock and provider locks.  A mutex: held across
  *	allocations and provider map calls.
  * @maps: &struct netgpu_dmamap, one per device
  * @atts: attachments (&struct netgpu_mem_att)
@@ -168,6 +193,8 @@ struct netgpu_mem {
  * @revoked: set from any context (even under provider locks) when the
  *	provider revokes the memory; lookups fail from then on
  * @revoke_work: deferred netgpu_region_revoke()
+ * @free_work: deferred release, for a last reference dropped in interrupt
+ *	context
  */
 struct netgpu_region {
 	const struct netgpu_mem_ops *ops;
@@ -177,12 +204,14 @@ struct netgpu_region {
 	u64			len;
 	unsigned long		nr_pages;
 	refcount_t		ref;
+	struct mutex		revoke_lock;
 	struct mutex		lock;	/* maps, atts, dead */
 	struct list_head	maps;
 	struct list_head	atts;
 	bool			dead;
 	bool			revoked;
 	struct work_struct	revoke_work;
+	struct work_struct	free_work;
 };
 
 /**
@@ -191,12 +220,19 @@ struct netgpu_region {
  * @dev: device
  * @node: in @r->maps
  * @ref: attachments using the map, one per context on @dev
+ * @inflight: buffers of the map the device, the stack or user space still
+ *	holds, plus one while the map is attached (the bias); the map is
+ *	unmapped when it drops to zero
+ * @unmap_work: the unmap, when the last buffer comes back in a context
+ *	that cannot sleep
  */
 struct netgpu_dmamap {
 	struct netgpu_region	*r;
 	struct device		*dev;
 	struct list_head	node;
 	refcount_t		ref;
+	atomic_long_t		inflight;
+	struct work_struct	unmap_work;
 };
 
 /**
@@ -223,12 +259,17 @@ struct netgpu_mem_att {
  * @xa: page index (address >> PAGE_SHIFT) -> &struct netgpu_mem_att;
  *	read lock-free under RCU
  * @atts: attachments
+ * @revokers: revocations between taking @lock to unlink an attachment and
+ *	their last touch of the context; netgpu_memctx_release() waits for
+ *	none to be left, since mutex_unlock() may touch the mutex after
+ *	another task has acquired it
  */
 struct netgpu_memctx {
 	struct device		*dev;
 	struct mutex		lock;	/* atts, xa writes */
 	struct xarray		xa;
 	struct list_head	atts;
+	atomic_t		revokers;
 };
 
 /**
@@ -264,6 +305,14 @@ void netgpu_region_flush_revoke(struct netgpu_region *r);
 int netgpu_region_get_pages(struct netgpu_region *r, u64 addr,
 			    struct page **pages, unsigned int count);
 
+/* DMA maps: buffers in flight, DMA syncs */
+void netgpu_dmamap_inflight_add(struct netgpu_dmamap *map, long n);
+void netgpu_dmamap_inflight_sub(struct netgpu_dmamap *map, long n);
+void netgpu_dmamap_sync_for_cpu(const struct netgpu_dmamap *map, u64 off,
+				u64 len);
+void netgpu_dmamap_sync_for_device(const struct netgpu_dmamap *map, u64 off,
+				   u64 len);
+
 /* Contexts */
 void netgpu_memctx_init(struct netgpu_memctx *mc, struct device *dev);
 int netgpu_memctx_attach(struct netgpu_memctx *mc, struct netgpu_region *r);
@@ -274,6 +323,7 @@ int netgpu_memctx_lookup(struct netgpu_memctx *mc, u64 addr,
 #if IS_ENABLED(CONFIG_KUNIT)
 int netgpu_memctx_store(struct netgpu_memctx *mc, unsigned long index,
 			struct netgpu_mem_att *att);
+void netgpu_memctx_revoke_done(struct netgpu_memctx *mc);
 #endif
 
 /* Provider registry */
