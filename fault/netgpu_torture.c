@@ -4,8 +4,9 @@
  * attached to contexts, detached, unregistered) and the data path
  * (lock-free address lookups; buffers taken from the cache in NAPI
  * context, handed over through a queue and given back from another
- * thread) run at once from several threads for a bounded time, while the
- * mock GPU revokes its buffers under them, and each control operation
+ * thread) run at once from several threads for a bounded time, while
+ * regions are revoked under them (their device goes away) and the mock
+ * GPU tries to evict their buffers, and each control operation
  * fails one of its allocations with a chosen probability
  * (current->fail_nth).
  *
@@ -43,6 +44,7 @@
 #include "queue.h"
 
 MODULE_IMPORT_NS(DMA_BUF);
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
 #undef MODULE_PARAM_PREFIX
 #define MODULE_PARAM_PREFIX "netgpu_torture."
@@ -199,7 +201,7 @@ static void tt_disarm(struct tt *t, bool armed)
 /* ===== Control path ===== */
 
 /*
- * A buffer the exporter revoked and nothing maps or attaches any more:
+ * A buffer the exporter gave up and nothing maps or attaches any more:
  * its region is gone or dead, so nothing will again.  Bufs lock held.
  */
 static int tt_retired_buf(struct tt *t)
@@ -290,7 +292,7 @@ static void tt_control_op(struct tt *t, struct tt_slot *s,
 		return;
 	}
 	if (READ_ONCE(r->revoked)) {
-		/* Revoked by the exporter: wait for the detach, then drop. */
+		/* Revoked (its device went): wait for the detach, then drop. */
 		netgpu_region_flush_revoke(r);
 		err = netgpu_memctx_detach(mc, r);
 		tt_count(t, TT_REVOKED, err, BIT(TT_ENOENT));
@@ -305,7 +307,7 @@ static void tt_control_op(struct tt *t, struct tt_slot *s,
 		armed = tt_arm(rnd);
 		err = netgpu_memctx_attach(mc, r);
 		tt_disarm(t, armed);
-		/* -ENODEV: the exporter revoked it, or refuses to map it. */
+		/* -ENODEV: revoked, or the exporter refuses to map it. */
 		tt_count(t, TT_ATTACH, err,
 			 BIT(TT_ENOMEM) | BIT(TT_EEXIST) | BIT(TT_ENODEV));
 	} else if (op < 13) {
@@ -440,7 +442,17 @@ static int tt_revoke_thread(void *data)
 		if (!buf)
 			continue;	/* TT_MAX_BUFS kept, none retired yet */
 		mutex_lock(&s->lock);
+		/*
+		 * The GPU gives the buffer up and tries to evict it: refused
+		 * while a region maps it (a static importer pins), so its
+		 * pages never move under a map.  Then the region's device
+		 * goes away: its owner revokes it, from any context.
+		 */
 		mock_gpu_revoke(s->buf);
+		if (atomic_read(&s->buf->moves_mapped))
+			tt_finding(t, "the exporter moved a buffer a region maps");
+		if (s->r)
+			netgpu_region_revoke_async(s->r);
 		s->buf = buf;
 		mutex_unlock(&s->lock);
 		tt_count(t, TT_EXPORTER_REVOKE, 0, 0);

@@ -2,26 +2,33 @@
 /*
  * KUnit suite for the netgpu dma-buf memory provider against the mock
  * GPU exporter (mock_gpu.c): mapping for a mock NIC device, sg segments
- * of every shape, revocation by the exporter with contexts attached,
- * exporter refusals, the fd entry point, and the references the region
- * holds on the buffer.
+ * of every shape, the exporter's kernel fences waited for before any
+ * address is published, the buffer pinned (never moved) while mapped,
+ * revocation by the region's owner with contexts attached, exporter
+ * refusals, the fd entry point, and the references the region holds on
+ * the buffer.
  */
 
 #include <kunit/resource.h>
 #include <kunit/test.h>
 #include <linux/anon_inodes.h>
+#include <linux/completion.h>
 #include <linux/device.h>
 #include <linux/dma-buf.h>
+#include <linux/dma-direct.h>
 #include <linux/fcntl.h>
 #include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/io.h>
+#include <linux/kthread.h>
 #include <linux/miscdevice.h>
 #include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/udmabuf.h>
 
@@ -30,13 +37,11 @@
 #include "mock_gpu.h"
 
 MODULE_IMPORT_NS(DMA_BUF);
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
 KUNIT_DEFINE_ACTION_WRAPPER(dmabuf_put_action, dma_buf_put, struct dma_buf *);
 
 #define DMABUF_BASE	0x7f0000000000ULL
-
-/* Pins the exporter sees per mapping (dma-buf pins unless move_notify). */
-#define PINS_PER_MAP	(IS_ENABLED(CONFIG_DMABUF_MOVE_NOTIFY) ? 0 : 1)
 
 /* ===== Helpers ===== */
 
@@ -83,12 +88,17 @@ static struct netgpu_region *dmabuf_region(struct kunit *test,
 							addr));
 }
 
+/*
+ * One attachment, mapping and pin at the exporter per map: netgpu's
+ * attachments are static, so the mock (a dynamic exporter) pins for each,
+ * whatever CONFIG_DMABUF_MOVE_NOTIFY says.
+ */
 static void expect_exporter(struct kunit *test, struct mock_gpu_buf *buf,
 			    int maps)
 {
 	KUNIT_EXPECT_EQ(test, atomic_read(&buf->attachments), maps);
 	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), maps);
-	KUNIT_EXPECT_EQ(test, atomic_read(&buf->pins), maps * PINS_PER_MAP);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->pins), maps);
 }
 
 /*
@@ -129,6 +139,112 @@ static void expect_segments(struct kunit *test, struct netgpu_memctx *mc,
 	KUNIT_EXPECT_EQ(test, off, buf->size);
 	KUNIT_EXPECT_EQ(test, mock_lookup(mc, addr + off, &loc), -EFAULT);
 	KUNIT_EXPECT_EQ(test, mock_lookup(mc, addr - 1, &loc), -EFAULT);
+}
+
+/*
+ * What the device writes at the DMA address netgpu hands out for each
+ * chunk lands in the exporter's current pages of that chunk.  Only with
+ * dma-direct, where a DMA address names a physical one.
+ */
+static void expect_device_writes(struct kunit *test, struct netgpu_memctx *mc,
+				 struct mock_gpu_buf *buf, u64 addr, u8 byte)
+{
+	struct netgpu_mem_loc loc;
+	u64 off = 0, size;
+	unsigned int i;
+	u8 *cpu;
+
+	for (i = 0; i < buf->nr_chunks; i++) {
+		size = PAGE_SIZE << buf->orders[i];
+		KUNIT_ASSERT_EQ(test, mock_lookup(mc, addr + off + 100, &loc),
+				0);
+		KUNIT_ASSERT_EQ(test, loc.len, size - 100);
+		/* The device: loc.len bytes at loc.dma. */
+		memset(phys_to_virt(dma_to_phys(mc->dev, loc.dma)), byte,
+		       loc.len);
+		cpu = page_address(buf->pages[i]);
+		KUNIT_EXPECT_PTR_EQ_MSG(test, memchr_inv(cpu + 100, byte,
+							 size - 100), NULL,
+					"chunk %u", i);
+		off += size;
+	}
+}
+
+/*
+ * attach in a kthread, for attaches that block on the exporter's fence.
+ * @progress is completed by whichever comes first: someone waiting on
+ * the fence (the mock's enable_signaling), or the attach returning.
+ */
+struct dmabuf_attacher {
+	struct netgpu_memctx	*mc;
+	struct netgpu_region	*r;
+	struct mock_gpu_buf	*buf;
+	struct task_struct	*task;
+	struct completion	progress;
+	bool			killable;
+	bool			returned;
+	int			err;
+};
+
+static int dmabuf_attacher_fn(void *data)
+{
+	struct dmabuf_attacher *a = data;
+
+	if (a->killable)
+		allow_signal(SIGKILL);
+	a->err = netgpu_memctx_attach(a->mc, a->r);
+	flush_signals(current);
+	WRITE_ONCE(a->returned, true);
+	complete(&a->progress);
+	return 0;
+}
+
+/* Signal the fence (a blocked attach returns) and join the thread. */
+static void dmabuf_attacher_stop(void *data)
+{
+	struct dmabuf_attacher *a = data;
+
+	mock_gpu_signal_fence(a->buf);
+	kthread_stop(a->task);
+	put_task_struct(a->task);
+	a->buf->fence_waited = NULL;
+}
+
+static struct dmabuf_attacher *
+dmabuf_attacher_start(struct kunit *test, struct netgpu_memctx *mc,
+		      struct netgpu_region *r, struct mock_gpu_buf *buf,
+		      bool killable)
+{
+	struct dmabuf_attacher *a;
+	struct task_struct *task;
+
+	a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	a->mc = mc;
+	a->r = r;
+	a->buf = buf;
+	a->killable = killable;
+	init_completion(&a->progress);
+	buf->fence_waited = &a->progress;
+	task = kthread_create(dmabuf_attacher_fn, a, "netgpu-dmabuf-att");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	/* kthread_stop() after the thread has returned needs it. */
+	get_task_struct(task);
+	a->task = task;
+	mock_defer(test, dmabuf_attacher_stop, a);
+	wake_up_process(task);
+	return a;
+}
+
+/* A guard against hanging the boot: no case relies on it expiring. */
+#define DMABUF_HANG_GUARD	(30 * HZ)
+
+static void dmabuf_wait(struct kunit *test, struct completion *done)
+{
+	KUNIT_ASSERT_GT_MSG(test,
+			    wait_for_completion_timeout(done,
+							DMABUF_HANG_GUARD),
+			    0UL, "stuck for 30 s");
 }
 
 /* ===== Test cases ===== */
@@ -202,8 +318,12 @@ static void netgpu_dmabuf_test_segments(struct kunit *test)
 }
 
 /*
- * The exporter revokes a live buffer (move_notify): the region leaves
- * every context and the area, every attachment is unmapped and detached.
+ * The region's owner revokes it (its device goes away) with contexts
+ * attached, from a context that cannot sleep: every lookup fails with
+ * -ENODEV at once, while the deferred detach waits (for the region lock
+ * the test holds); then the region leaves every context and the area,
+ * every attachment is unmapped, detached and unpinned, and the exporter
+ * may move the buffer again.
  */
 static void netgpu_dmabuf_test_revoke(struct kunit *test)
 {
@@ -222,12 +342,19 @@ static void netgpu_dmabuf_test_revoke(struct kunit *test)
 	for (i = 0; i < 3; i++) {
 		mc[i] = mock_memctx(test, f->dev[i / 2]);
 		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[i], r), 0);
+		KUNIT_EXPECT_EQ(test, mock_lookup(mc[i], DMABUF_BASE, &loc), 0);
 	}
 	expect_exporter(test, buf, 2);
 
-	mock_gpu_revoke(buf);
-	/* Lookups fail at once, before the deferred detach has run. */
-	KUNIT_EXPECT_NE(test, mock_lookup(mc[0], DMABUF_BASE, &loc), 0);
+	mutex_lock(&r->lock);
+	netgpu_region_revoke_async(r);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, mock_lookup(mc[i], DMABUF_BASE, &loc),
+				-ENODEV);
+	/* Still attached and mapped: the work cannot have run. */
+	KUNIT_EXPECT_FALSE(test, list_empty(&mc[0]->atts));
+	expect_exporter(test, buf, 2);
+	mutex_unlock(&r->lock);
 	netgpu_region_flush_revoke(r);
 
 	for (i = 0; i < 3; i++) {
@@ -237,6 +364,7 @@ static void netgpu_dmabuf_test_revoke(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc[i], r), -ENOENT);
 	}
 	expect_exporter(test, buf, 0);
+	KUNIT_EXPECT_EQ(test, mock_gpu_move(buf), 0);
 	KUNIT_EXPECT_PTR_EQ(test, netgpu_mem_get_region(f->mem, id),
 			    ERR_PTR(-ENOENT));
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc[0], r), -ENODEV);
@@ -246,6 +374,139 @@ static void netgpu_dmabuf_test_revoke(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), 2);
 	kunit_release_action(test, mock_region_put_action, r);
 	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), 1);
+}
+
+/*
+ * A map waits for the exporter's kernel fence (a move still running when
+ * its map op returned the sg table): until the fence signals, attach does
+ * not return and no address of the region is published; then both.
+ */
+static void netgpu_dmabuf_test_waits_for_kernel_fence(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 1 };
+	struct dmabuf_fix *f = test->priv;
+	struct dmabuf_attacher *a;
+	struct netgpu_mem_loc loc;
+	struct netgpu_memctx *mc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+
+	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	mc = mock_memctx(test, f->dev[0]);
+	buf->fence_at_map = true;
+	a = dmabuf_attacher_start(test, mc, r, buf, false);
+
+	/* The exporter has mapped, its fence pending. */
+	dmabuf_wait(test, &buf->fenced);
+	/* Someone waits on the fence, or attach returned without. */
+	dmabuf_wait(test, &a->progress);
+	KUNIT_EXPECT_FALSE_MSG(test, READ_ONCE(a->returned),
+			       "attach returned %d, fence pending", a->err);
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc, DMABUF_BASE, &loc), -EFAULT);
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc, DMABUF_BASE + PAGE_SIZE, &loc),
+			-EFAULT);
+
+	mock_gpu_signal_fence(buf);
+	kunit_release_action(test, dmabuf_attacher_stop, a);
+	KUNIT_EXPECT_EQ(test, a->err, 0);
+	expect_exporter(test, buf, 1);
+	expect_segments(test, mc, buf, DMABUF_BASE);
+}
+
+/*
+ * A caller killed while its attach waits for the exporter's kernel fence
+ * gets -ERESTARTSYS and leaves nothing behind: no address published, the
+ * exporter's attachment, mapping and pin given back, the region as
+ * before.  Once the fence signals, the same context attaches.
+ */
+static void netgpu_dmabuf_test_fence_wait_killed(struct kunit *test)
+{
+	static const unsigned int orders[] = { 1, 0 };
+	struct dmabuf_fix *f = test->priv;
+	struct dmabuf_attacher *a;
+	struct netgpu_mem_loc loc;
+	struct netgpu_memctx *mc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+
+	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	mc = mock_memctx(test, f->dev[0]);
+	buf->fence_at_map = true;
+	a = dmabuf_attacher_start(test, mc, r, buf, true);
+
+	dmabuf_wait(test, &buf->fenced);
+	dmabuf_wait(test, &a->progress);
+	KUNIT_ASSERT_FALSE_MSG(test, READ_ONCE(a->returned),
+			       "attach returned %d, fence pending", a->err);
+	send_sig(SIGKILL, a->task, 1);
+	dmabuf_wait(test, &a->progress);
+	KUNIT_EXPECT_EQ(test, a->err, -ERESTARTSYS);
+	expect_exporter(test, buf, 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc, DMABUF_BASE, &loc), -EFAULT);
+
+	kunit_release_action(test, dmabuf_attacher_stop, a);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	expect_exporter(test, buf, 1);
+	expect_segments(test, mc, buf, DMABUF_BASE);
+}
+
+/*
+ * While attached the buffer is pinned: the exporter's attempt to move it
+ * is refused, the DMA addresses netgpu hands out stay those of the
+ * exporter's pages, and what the device writes there lands in them.
+ * Detached, the buffer moves (content and all), and a new attach maps
+ * the pages it moved to.
+ */
+static void netgpu_dmabuf_test_pinned_while_attached(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 2, 1 };
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_mem_loc loc;
+	struct netgpu_memctx *mc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+	struct page *before;
+	dma_addr_t dma;
+
+	if (device_iommu_mapped(f->dev[0]))
+		kunit_skip(test, "Test requires: dma-direct (no IOMMU)");
+	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	mc = mock_memctx(test, f->dev[0]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	expect_exporter(test, buf, 1);
+	KUNIT_ASSERT_EQ(test, mock_lookup(mc, DMABUF_BASE + PAGE_SIZE, &loc),
+			0);
+	dma = loc.dma;
+	before = buf->pages[1];
+
+	KUNIT_EXPECT_EQ(test, mock_gpu_move(buf), -EBUSY);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->moves), 0);
+	KUNIT_EXPECT_PTR_EQ(test, buf->pages[1], before);
+	KUNIT_ASSERT_EQ(test, mock_lookup(mc, DMABUF_BASE + PAGE_SIZE, &loc),
+			0);
+	KUNIT_EXPECT_EQ(test, loc.dma, dma);
+	expect_segments(test, mc, buf, DMABUF_BASE);
+	expect_device_writes(test, mc, buf, DMABUF_BASE, 0x5a);
+
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+	expect_exporter(test, buf, 0);
+	KUNIT_ASSERT_EQ(test, mock_gpu_move(buf), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->moves), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->moves_mapped), 0);
+	KUNIT_EXPECT_PTR_NE(test, buf->pages[1], before);
+	KUNIT_EXPECT_PTR_EQ(test, memchr_inv(page_address(buf->pages[1]) + 100,
+					     0x5a, (PAGE_SIZE << 2) - 100),
+			    NULL);
+
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	expect_segments(test, mc, buf, DMABUF_BASE);
+	expect_device_writes(test, mc, buf, DMABUF_BASE, 0xa5);
 }
 
 /* The exporter's refusals come back as its errno and leave nothing. */
@@ -309,13 +570,22 @@ static void netgpu_dmabuf_test_bad_args(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), 2);
 }
 
-/* The ioctl-facing entry point takes a dma-buf fd of the caller. */
+/*
+ * The ioctl-facing entry point takes a dma-buf fd of the caller.  An fd
+ * that is open but no dma-buf (a memfd) is refused with -EINVAL, one that
+ * is not open with -EBADF, and neither takes anything.
+ */
 static void netgpu_dmabuf_test_fd(struct kunit *test)
 {
 	static const unsigned int orders[] = { 0 };
 	struct dmabuf_fix *f = test->priv;
 	struct mock_gpu_buf *buf;
-	int fd, id;
+	unsigned int regions = 0;
+	unsigned long index;
+	struct file *memfd;
+	int fd, mfd, id;
+	void *entry;
+	long before;
 
 	if (!current->files)
 		kunit_skip(test, "Test requires: a file table");
@@ -331,11 +601,31 @@ static void netgpu_dmabuf_test_fd(struct kunit *test)
 	KUNIT_EXPECT_GT(test, id, 0);
 	/* The fd, the test and the region. */
 	KUNIT_EXPECT_EQ(test, mock_gpu_file_count(buf), 3);
+
+	memfd = shmem_file_setup("netgpu-not-a-dmabuf", PAGE_SIZE, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, memfd);
+	mfd = get_unused_fd_flags(O_CLOEXEC);
+	if (mfd < 0)
+		fput(memfd);
+	KUNIT_ASSERT_GE(test, mfd, 0);
+	fd_install(mfd, memfd);
+	before = file_count(memfd);
+	KUNIT_EXPECT_EQ(test, netgpu_dmabuf_add_region_fd(f->mem, mfd,
+							  DMABUF_BASE),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, file_count(memfd), before);
+	close_fd(mfd);
+
 	close_fd(fd);
-	/* Anything but a dma-buf is refused. */
 	KUNIT_EXPECT_EQ(test, netgpu_dmabuf_add_region_fd(f->mem, fd,
 							  DMABUF_BASE),
 			-EBADF);
+	KUNIT_EXPECT_EQ(test, netgpu_dmabuf_add_region_fd(f->mem, mfd,
+							  DMABUF_BASE),
+			-EBADF);
+	xa_for_each(&f->mem->regions, index, entry)
+		regions++;
+	KUNIT_EXPECT_EQ(test, regions, 1);
 	kunit_release_action(test, mock_mem_close_action, f->mem);
 	/* close_fd() defers the fput; the area's is synchronous. */
 	flush_delayed_fput();
@@ -375,8 +665,7 @@ static void netgpu_dmabuf_test_rfc_no_extra_put(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[0], r), 0);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[1], r), 0);
 
-	mock_gpu_revoke(buf);
-	netgpu_region_flush_revoke(r);
+	netgpu_region_revoke(r);
 	netgpu_region_put(r);
 	kunit_release_action(test, mock_mem_close_action, f->mem);
 
@@ -385,7 +674,7 @@ static void netgpu_dmabuf_test_rfc_no_extra_put(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mock_gpu_live_bufs(), live);
 	expect_exporter(test, buf, 0);
 
-	/* Still a buffer one can register (the exporter refuses maps now). */
+	/* Still a buffer one can register. */
 	mem = mock_mem(test);
 	KUNIT_EXPECT_GT(test, netgpu_dmabuf_add_region(mem, buf->dmabuf,
 						       DMABUF_BASE), 0);
@@ -437,9 +726,9 @@ static void netgpu_dmabuf_test_add_fail_nth(struct kunit *test)
 }
 
 /*
- * Map (first attach on a device: dynamic attach, exporter attach, sg
- * table, segment table) failing its 1st, 2nd, ... allocation: -ENOMEM,
- * and the exporter's attachments, mappings and pins as before.
+ * Map (first attach on a device: static attach, exporter attach, pin
+ * and sg table, segment table) failing its 1st, 2nd, ... allocation:
+ * -ENOMEM, and the exporter's attachments, mappings and pins as before.
  */
 static void netgpu_dmabuf_test_map_fail_nth(struct kunit *test)
 {
@@ -685,8 +974,8 @@ static struct dma_buf *udmabuf_make(struct kunit *test, size_t size)
 }
 
 /*
- * The same provider against a real exporter: udmabuf (static exporter,
- * so dma-buf caches the mapping at attach) over shmem pages.
+ * The same provider against a real exporter: udmabuf (a static exporter:
+ * nothing to pin, mapped by dma_buf_map_attachment()) over shmem pages.
  */
 static void netgpu_dmabuf_test_udmabuf(struct kunit *test)
 {
@@ -732,6 +1021,9 @@ static struct kunit_case dmabuf_test_cases[] = {
 	KUNIT_CASE(netgpu_dmabuf_test_map),
 	KUNIT_CASE_PARAM(netgpu_dmabuf_test_segments, seg_shape_gen_params),
 	KUNIT_CASE(netgpu_dmabuf_test_revoke),
+	KUNIT_CASE(netgpu_dmabuf_test_waits_for_kernel_fence),
+	KUNIT_CASE(netgpu_dmabuf_test_fence_wait_killed),
+	KUNIT_CASE(netgpu_dmabuf_test_pinned_while_attached),
 	KUNIT_CASE(netgpu_dmabuf_test_exporter_refuses),
 	KUNIT_CASE(netgpu_dmabuf_test_bad_args),
 	KUNIT_CASE(netgpu_dmabuf_test_fd),

@@ -1,22 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Mock GPU for netgpu's KUnit suites: a dynamic dma-buf exporter (it has
- * pin/unpin, so importers may be told to move) of kernel pages, a mock
- * DMA device for the NIC side, and the helpers the memory suites share.
- * See mock_gpu.h.
+ * pin/unpin) of kernel pages that moves unpinned buffers when asked, a
+ * mock DMA device for the NIC side, and the helpers the memory suites
+ * share.  See mock_gpu.h.
  */
 
 #include <kunit/device.h>
 #include <kunit/resource.h>
 #include <kunit/test.h>
+#include <kunit/visibility.h>
+#include <linux/completion.h>
+#include <linux/device.h>
 #include <linux/dma-buf.h>
+#include <linux/dma-fence.h>
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/fs.h>
 #include <linux/module.h>
+#include <linux/poison.h>
 #include <linux/rcupdate.h>
 #include <linux/scatterlist.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
 
 #include "mem.h"
 #include "mock_gpu.h"
@@ -24,6 +32,93 @@
 MODULE_IMPORT_NS(DMA_BUF);
 
 static atomic_t mock_gpu_nr_bufs = ATOMIC_INIT(0);
+
+/* ===== The fence a map may leave pending ===== */
+
+/**
+ * struct mock_gpu_fence - a kernel fence of a mock GPU buffer
+ * @base: the fence; first, so that dma_fence_free() frees it all
+ * @lock: the fence's lock
+ * @waited: completed by the first wait on the fence, or NULL
+ */
+struct mock_gpu_fence {
+	struct dma_fence	base;
+	spinlock_t		lock;	/* base */
+	struct completion	*waited;
+};
+
+static const char *mock_gpu_fence_driver_name(struct dma_fence *fence)
+{
+	return "netgpu_mock_gpu";
+}
+
+static const char *mock_gpu_fence_timeline_name(struct dma_fence *fence)
+{
+	return "move";
+}
+
+/* The first waiter turns signalling on: tell the test someone waits. */
+static bool mock_gpu_fence_enable_signaling(struct dma_fence *fence)
+{
+	struct mock_gpu_fence *f = container_of(fence, struct mock_gpu_fence,
+						base);
+
+	if (f->waited)
+		complete(f->waited);
+	return true;
+}
+
+static const struct dma_fence_ops mock_gpu_fence_ops = {
+	.get_driver_name	= mock_gpu_fence_driver_name,
+	.get_timeline_name	= mock_gpu_fence_timeline_name,
+	.enable_signaling	= mock_gpu_fence_enable_signaling,
+};
+
+/* Add an unsignalled kernel fence to the buffer's resv (held). */
+static int mock_gpu_add_fence(struct mock_gpu_buf *buf)
+{
+	struct dma_resv *resv = buf->dmabuf->resv;
+	struct mock_gpu_fence *f;
+	int err;
+
+	dma_resv_assert_held(resv);
+	err = dma_resv_reserve_fences(resv, 1);
+	if (err)
+		return err;
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	spin_lock_init(&f->lock);
+	f->waited = READ_ONCE(buf->fence_waited);
+	dma_fence_init(&f->base, &mock_gpu_fence_ops, &f->lock,
+		       buf->fence_ctx, ++buf->fence_seqno);
+	dma_resv_add_fence(resv, &f->base, DMA_RESV_USAGE_KERNEL);
+	/* The initial reference is the buffer's, until signalled. */
+	WRITE_ONCE(buf->fence, &f->base);
+	WRITE_ONCE(buf->fence_at_map, false);
+	return 0;
+}
+
+/**
+ * mock_gpu_signal_fence() - signal the fence a map left pending
+ * @buf: the buffer
+ *
+ * Does nothing if there is none (any more).
+ *
+ * Context: Process context.
+ */
+void mock_gpu_signal_fence(struct mock_gpu_buf *buf)
+{
+	struct dma_fence *fence = xchg(&buf->fence, NULL);
+
+	if (!fence)
+		return;
+	dma_fence_signal(fence);
+	dma_fence_put(fence);
+}
+EXPORT_SYMBOL_IF_KUNIT(mock_gpu_signal_fence);
+
+/* ===== The exporter ===== */
 
 static int mock_gpu_attach(struct dma_buf *dmabuf,
 			   struct dma_buf_attachment *attach)
@@ -67,6 +162,7 @@ static struct sg_table *mock_gpu_map(struct dma_buf_attachment *attach,
 	struct mock_gpu_buf *buf = attach->dmabuf->priv;
 	bool zero = READ_ONCE(buf->zero_len_sg);
 	struct scatterlist *sg;
+	bool fenced = false;
 	struct sg_table *sgt;
 	unsigned int i;
 	int err;
@@ -95,12 +191,28 @@ static struct sg_table *mock_gpu_map(struct dma_buf_attachment *attach,
 			sg_set_page(sg, buf->pages[i],
 				    PAGE_SIZE << buf->orders[i], 0);
 	}
-	err = dma_map_sgtable(attach->dev, sgt, dir, 0);
+	/*
+	 * As drm_gem_map_dma_buf() and udmabuf: the CPU's view is the
+	 * exporter's business (begin/end_cpu_access), not the mapping's.
+	 * Also what lets two devices map the same pages (DMA API debugging
+	 * refuses overlapping mappings that sync).
+	 */
+	err = dma_map_sgtable(attach->dev, sgt, dir, DMA_ATTR_SKIP_CPU_SYNC);
 	if (err)
 		goto err_table;
+	if (READ_ONCE(buf->fence_at_map)) {
+		err = mock_gpu_add_fence(buf);
+		if (err)
+			goto err_unmap;
+		fenced = true;
+	}
 	atomic_inc(&buf->mappings);
+	if (fenced)
+		complete(&buf->fenced);
 	return sgt;
 
+err_unmap:
+	dma_unmap_sgtable(attach->dev, sgt, dir, DMA_ATTR_SKIP_CPU_SYNC);
 err_table:
 	sg_free_table(sgt);
 err_free:
@@ -114,20 +226,25 @@ static void mock_gpu_unmap(struct dma_buf_attachment *attach,
 	struct mock_gpu_buf *buf = attach->dmabuf->priv;
 
 	dma_resv_assert_held(attach->dmabuf->resv);
-	dma_unmap_sgtable(attach->dev, sgt, dir, 0);
+	dma_unmap_sgtable(attach->dev, sgt, dir, DMA_ATTR_SKIP_CPU_SYNC);
 	sg_free_table(sgt);
 	kfree(sgt);
 	atomic_dec(&buf->mappings);
 }
 
-static void mock_gpu_free(struct mock_gpu_buf *buf)
+static void mock_gpu_free_pages(struct mock_gpu_buf *buf, struct page **pages)
 {
 	unsigned int i;
 
-	for (i = 0; buf->pages && i < buf->nr_chunks; i++)
-		if (buf->pages[i])
-			__free_pages(buf->pages[i], buf->orders[i]);
-	kfree(buf->pages);
+	for (i = 0; pages && i < buf->nr_chunks; i++)
+		if (pages[i])
+			__free_pages(pages[i], buf->orders[i]);
+	kfree(pages);
+}
+
+static void mock_gpu_free(struct mock_gpu_buf *buf)
+{
+	mock_gpu_free_pages(buf, buf->pages);
 	kfree(buf->orders);
 	kfree(buf);
 }
@@ -138,6 +255,8 @@ static void mock_gpu_release(struct dma_buf *dmabuf)
 
 	WARN_ON(atomic_read(&buf->attachments) ||
 		atomic_read(&buf->mappings) || atomic_read(&buf->pins));
+	/* A test that failed before signalling it. */
+	mock_gpu_signal_fence(buf);
 	mock_gpu_free(buf);
 	atomic_dec(&mock_gpu_nr_bufs);
 }
@@ -193,6 +312,8 @@ struct mock_gpu_buf *mock_gpu_buf_create_sized(struct kunit *test,
 			goto err_nomem;
 	}
 	buf->size = size;
+	init_completion(&buf->fenced);
+	buf->fence_ctx = dma_fence_context_alloc(1);
 
 	exp.ops = &mock_gpu_dmabuf_ops;
 	exp.size = buf->size;
@@ -216,7 +337,7 @@ err_nomem:
 	mock_gpu_free(buf);
 	return ERR_PTR(-ENOMEM);
 }
-EXPORT_SYMBOL_GPL(mock_gpu_buf_create_sized);
+EXPORT_SYMBOL_IF_KUNIT(mock_gpu_buf_create_sized);
 
 /**
  * mock_gpu_buf_create() - export a buffer of chunks of given orders
@@ -238,7 +359,7 @@ struct mock_gpu_buf *mock_gpu_buf_create(struct kunit *test,
 		size += PAGE_SIZE << orders[i];
 	return mock_gpu_buf_create_sized(test, orders, nr_chunks, size);
 }
-EXPORT_SYMBOL_GPL(mock_gpu_buf_create);
+EXPORT_SYMBOL_IF_KUNIT(mock_gpu_buf_create);
 
 /**
  * mock_gpu_buf_put() - drop the test's reference on a buffer early
@@ -255,24 +376,90 @@ void mock_gpu_buf_put(struct kunit *test, struct mock_gpu_buf *buf)
 {
 	kunit_release_action(test, mock_gpu_put_action, buf->dmabuf);
 }
-EXPORT_SYMBOL_GPL(mock_gpu_buf_put);
+EXPORT_SYMBOL_IF_KUNIT(mock_gpu_buf_put);
 
 /**
- * mock_gpu_revoke() - withdraw a live buffer, as a GPU driver evicting it
+ * mock_gpu_move() - evict a buffer, as a GPU's memory manager would
  * @buf: the buffer
  *
- * Notifies every dynamic importer (move_notify) and refuses new maps.
+ * Refused while any importer has it pinned (a static importer's
+ * attachment pins it), as TTM does not evict pinned buffers.  Otherwise,
+ * under the buffer's dma_resv lock: tells the dynamic importers
+ * (move_notify), waits for every fence of the resv (a fence a map left
+ * pending must have been signalled), copies the content to
+ * newly allocated pages, poisons the old ones (POISON_FREE) and frees
+ * them.  An importer that still wrote through its old mapping would write
+ * into freed pages, which KASAN reports.
  *
  * Context: Process context.  Takes the buffer's dma_resv lock.
+ * Return: 0 if the buffer moved, -EBUSY if it is pinned, -ENOMEM.
  */
-void mock_gpu_revoke(struct mock_gpu_buf *buf)
+int mock_gpu_move(struct mock_gpu_buf *buf)
+{
+	struct dma_resv *resv = buf->dmabuf->resv;
+	struct page **old, **new;
+	unsigned int i;
+	size_t len;
+	int err = 0;
+
+	dma_resv_lock(resv, NULL);
+	if (atomic_read(&buf->pins)) {
+		err = -EBUSY;
+		goto out;
+	}
+	new = kcalloc(buf->nr_chunks, sizeof(*new), GFP_KERNEL);
+	if (!new) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < buf->nr_chunks; i++) {
+		new[i] = alloc_pages(GFP_KERNEL, buf->orders[i]);
+		if (!new[i]) {
+			mock_gpu_free_pages(buf, new);
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+
+	dma_buf_move_notify(buf->dmabuf);
+	dma_resv_wait_timeout(resv, DMA_RESV_USAGE_BOOKKEEP, false,
+			      MAX_SCHEDULE_TIMEOUT);
+	if (atomic_read(&buf->mappings))
+		atomic_inc(&buf->moves_mapped);
+	old = buf->pages;
+	for (i = 0; i < buf->nr_chunks; i++) {
+		len = PAGE_SIZE << buf->orders[i];
+		memcpy(page_address(new[i]), page_address(old[i]), len);
+		memset(page_address(old[i]), POISON_FREE, len);
+	}
+	WRITE_ONCE(buf->pages, new);
+	mock_gpu_free_pages(buf, old);
+	atomic_inc(&buf->moves);
+out:
+	dma_resv_unlock(resv);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(mock_gpu_move);
+
+/**
+ * mock_gpu_revoke() - the GPU gives a buffer up
+ * @buf: the buffer
+ *
+ * From now on maps fail with -ENODEV; the buffer is evicted
+ * (mock_gpu_move()) unless pinned.  Mappings that exist stay valid:
+ * nothing takes pinned memory from its importers.
+ *
+ * Context: Process context.  Takes the buffer's dma_resv lock.
+ * Return: as mock_gpu_move().
+ */
+int mock_gpu_revoke(struct mock_gpu_buf *buf)
 {
 	dma_resv_lock(buf->dmabuf->resv, NULL);
-	buf->revoked = true;
-	dma_buf_move_notify(buf->dmabuf);
+	WRITE_ONCE(buf->revoked, true);
 	dma_resv_unlock(buf->dmabuf->resv);
+	return mock_gpu_move(buf);
 }
-EXPORT_SYMBOL_GPL(mock_gpu_revoke);
+EXPORT_SYMBOL_IF_KUNIT(mock_gpu_revoke);
 
 /**
  * mock_gpu_live_bufs() - number of exported buffers not yet released
@@ -284,7 +471,7 @@ int mock_gpu_live_bufs(void)
 {
 	return atomic_read(&mock_gpu_nr_bufs);
 }
-EXPORT_SYMBOL_GPL(mock_gpu_live_bufs);
+EXPORT_SYMBOL_IF_KUNIT(mock_gpu_live_bufs);
 
 /**
  * mock_gpu_file_count() - references on the buffer's file
@@ -297,15 +484,16 @@ long mock_gpu_file_count(struct mock_gpu_buf *buf)
 {
 	return file_count(buf->dmabuf->file);
 }
-EXPORT_SYMBOL_GPL(mock_gpu_file_count);
+EXPORT_SYMBOL_IF_KUNIT(mock_gpu_file_count);
 
 /**
  * mock_dma_device() - a device to DMA-map for, as a NIC's
  * @test: the test; the device goes when it ends
  * @name: unique within the test
  *
- * A KUnit device with a 64-bit DMA mask: maps for it are real dma_map_*
- * calls (dma-direct, or an IOMMU if the machine has one).
+ * A KUnit device with a 64-bit DMA mask and no limit on DMA segments
+ * (DMA API debugging checks sg segments against it): maps for it are
+ * real dma_map_* calls (dma-direct, or an IOMMU if the machine has one).
  *
  * Context: Process context.
  * Return: the device or an ERR_PTR().
@@ -318,12 +506,17 @@ struct device *mock_dma_device(struct kunit *test, const char *name)
 	dev = kunit_device_register(test, name);
 	if (IS_ERR(dev))
 		return dev;
+	dev->dma_parms = devm_kzalloc(dev, sizeof(*dev->dma_parms),
+				      GFP_KERNEL);
+	if (!dev->dma_parms)
+		return ERR_PTR(-ENOMEM);
+	dma_set_max_seg_size(dev, UINT_MAX);
 	err = dma_coerce_mask_and_coherent(dev, DMA_BIT_MASK(64));
 	if (err)
 		return ERR_PTR(err);
 	return dev;
 }
-EXPORT_SYMBOL_GPL(mock_dma_device);
+EXPORT_SYMBOL_IF_KUNIT(mock_dma_device);
 
 /* ===== Helpers shared by the memory suites ===== */
 
@@ -337,7 +530,7 @@ void mock_mem_close_action(void *mem)
 {
 	netgpu_mem_close(mem);
 }
-EXPORT_SYMBOL_GPL(mock_mem_close_action);
+EXPORT_SYMBOL_IF_KUNIT(mock_mem_close_action);
 
 /**
  * mock_region_put_action() - kunit action: netgpu_region_put()
@@ -349,7 +542,7 @@ void mock_region_put_action(void *r)
 {
 	netgpu_region_put(r);
 }
-EXPORT_SYMBOL_GPL(mock_region_put_action);
+EXPORT_SYMBOL_IF_KUNIT(mock_region_put_action);
 
 /**
  * mock_memctx_release_action() - kunit action: netgpu_memctx_release()
@@ -361,7 +554,7 @@ void mock_memctx_release_action(void *mc)
 {
 	netgpu_memctx_release(mc);
 }
-EXPORT_SYMBOL_GPL(mock_memctx_release_action);
+EXPORT_SYMBOL_IF_KUNIT(mock_memctx_release_action);
 
 /**
  * mock_defer() - run an action when the test ends
@@ -378,7 +571,7 @@ void mock_defer(struct kunit *test, kunit_action_t *action, void *ctx)
 {
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, action, ctx), 0);
 }
-EXPORT_SYMBOL_GPL(mock_defer);
+EXPORT_SYMBOL_IF_KUNIT(mock_defer);
 
 /**
  * mock_mem() - a memory area closed when the test ends
@@ -398,7 +591,7 @@ struct netgpu_mem *mock_mem(struct kunit *test)
 	mock_defer(test, mock_mem_close_action, mem);
 	return mem;
 }
-EXPORT_SYMBOL_GPL(mock_mem);
+EXPORT_SYMBOL_IF_KUNIT(mock_mem);
 
 /**
  * mock_region_get() - a reference on a region just added, for the test
@@ -423,7 +616,7 @@ struct netgpu_region *mock_region_get(struct kunit *test,
 	mock_defer(test, mock_region_put_action, r);
 	return r;
 }
-EXPORT_SYMBOL_GPL(mock_region_get);
+EXPORT_SYMBOL_IF_KUNIT(mock_region_get);
 
 /**
  * mock_memctx() - a context for @dev, released when the test ends
@@ -443,7 +636,7 @@ struct netgpu_memctx *mock_memctx(struct kunit *test, struct device *dev)
 	mock_defer(test, mock_memctx_release_action, mc);
 	return mc;
 }
-EXPORT_SYMBOL_GPL(mock_memctx);
+EXPORT_SYMBOL_IF_KUNIT(mock_memctx);
 
 /**
  * mock_lookup() - netgpu_memctx_lookup() in its own RCU read section
@@ -465,7 +658,7 @@ int mock_lookup(struct netgpu_memctx *mc, u64 addr,
 	rcu_read_unlock();
 	return err;
 }
-EXPORT_SYMBOL_GPL(mock_lookup);
+EXPORT_SYMBOL_IF_KUNIT(mock_lookup);
 
 MODULE_DESCRIPTION("netgpu KUnit mock GPU (dma-buf exporter)");
 MODULE_LICENSE("GPL");

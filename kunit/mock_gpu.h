@@ -1,25 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * A mock GPU for netgpu's KUnit suites: a dma-buf exporter of kernel
- * pages (memory that is not the test's user memory) in chunks of chosen
- * sizes, so the importer sees sg segments of any shape, which tests can
- * make refuse attach or map, misbehave (zero-length sg entries, a size
- * the mapping does not match), revoke on demand, and whose live
- * attachments, mappings and pins they can count.
+ * A mock GPU for netgpu's KUnit suites: a dynamic dma-buf exporter (it
+ * has pin/unpin) of kernel pages in chunks of chosen sizes, so the
+ * importer sees sg segments of any shape.  Like a GPU driver's memory
+ * manager it moves a buffer it is asked to evict (new pages, the old ones
+ * poisoned and freed) unless the buffer is pinned, which it refuses, as
+ * TTM does not evict pinned buffers.  Tests can make it refuse attach or
+ * map, misbehave (zero-length sg entries, a size the mapping does not
+ * match), leave a kernel fence pending at map time, as a move still
+ * running would, and count its live attachments, mappings and pins.
  *
  * Also the helpers the memory suites share: kunit actions releasing
  * netgpu memory objects, contexts and regions tied to the test, and the
  * lookup under RCU.
+ *
+ * Everything here is exported with EXPORT_SYMBOL_IF_KUNIT(): users need
+ * MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING).
  */
 #ifndef _NETGPU_MOCK_GPU_H
 #define _NETGPU_MOCK_GPU_H
 
 #include <kunit/resource.h>
 #include <linux/atomic.h>
+#include <linux/completion.h>
 #include <linux/types.h>
 
 struct device;
 struct dma_buf;
+struct dma_fence;
 struct kunit;
 struct page;
 struct netgpu_mem;
@@ -36,13 +44,27 @@ struct netgpu_region;
  * @fail_map: errno the next maps fail with (0: succeed)
  * @zero_len_sg: the next maps put a zero-length sg entry before each
  *	chunk and after the last one
+ * @fence_at_map: the next map adds an unsignalled kernel fence
+ *	(DMA_RESV_USAGE_KERNEL) to the buffer's resv before it returns, as
+ *	a move still running would; cleared by that map
+ * @fence_waited: if set, completed when someone first waits on that
+ *	fence (its enable_signaling op)
  * @revoked: mock_gpu_revoke() ran; maps fail with -ENODEV
+ * @fenced: completed by the map that added the fence, just before it
+ *	returns the sg table
+ * @fence: that fence until mock_gpu_signal_fence()
+ * @fence_ctx: the buffer's fence context
+ * @fence_seqno: last fence sequence number
  * @attachments: live attachments
  * @mappings: live mappings
  * @pins: live pins
+ * @moves: times mock_gpu_move() moved the buffer
+ * @moves_mapped: of those, moves done while an importer still mapped the
+ *	buffer: only a dynamic importer may see that (it was told by
+ *	move_notify), for anything else it is a bug
  * @nr_chunks: entries of @orders and @pages
  * @orders: allocation order of each chunk, one sg entry each
- * @pages: first page of each chunk
+ * @pages: first page of each chunk; replaced by a move (under the resv)
  */
 struct mock_gpu_buf {
 	struct dma_buf	*dmabuf;
@@ -50,10 +72,18 @@ struct mock_gpu_buf {
 	int		fail_attach;
 	int		fail_map;
 	bool		zero_len_sg;
+	bool		fence_at_map;
+	struct completion *fence_waited;
 	bool		revoked;
+	struct completion fenced;
+	struct dma_fence *fence;
+	u64		fence_ctx;
+	u64		fence_seqno;
 	atomic_t	attachments;
 	atomic_t	mappings;
 	atomic_t	pins;
+	atomic_t	moves;
+	atomic_t	moves_mapped;
 	unsigned int	nr_chunks;
 	unsigned int	*orders;
 	struct page	**pages;
@@ -67,7 +97,9 @@ struct mock_gpu_buf *mock_gpu_buf_create_sized(struct kunit *test,
 					       unsigned int nr_chunks,
 					       size_t size);
 void mock_gpu_buf_put(struct kunit *test, struct mock_gpu_buf *buf);
-void mock_gpu_revoke(struct mock_gpu_buf *buf);
+int mock_gpu_move(struct mock_gpu_buf *buf);
+int mock_gpu_revoke(struct mock_gpu_buf *buf);
+void mock_gpu_signal_fence(struct mock_gpu_buf *buf);
 int mock_gpu_live_bufs(void);
 long mock_gpu_file_count(struct mock_gpu_buf *buf);
 struct device *mock_dma_device(struct kunit *test, const char *name);

@@ -1,9 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * netgpu dma-buf memory provider: device memory (a GPU's, or any other
- * exporter's) imported as a dma-buf.  Each DMA map is a dynamic
- * attachment for the NIC's device; the exporter may move or withdraw the
- * memory at any time, which revokes the region (move_notify).
+ * exporter's) imported as a dma-buf.
+ *
+ * Each DMA map is a static attachment of the buffer to the NIC's device
+ * (dma_buf_attach(): no importer ops, no move_notify), as devmem TCP
+ * binds a dma-buf.  For a static importer a dynamic exporter pins the
+ * buffer at attach and unpins it at detach, so the placement, and with
+ * it the sg table, stays put for the life of the map: the exporter
+ * cannot move the memory under the NIC.
+ *
+ * The importer is deliberately not dynamic.  A dynamic importer learns of
+ * a move from move_notify, under the buffer's dma_resv lock, and must
+ * have stopped using the old placement by the time the move's fences
+ * signal: stop the device synchronously there, or put a fence of its own
+ * in the resv for the exporter to wait on.  netgpu can do neither: the
+ * DMA addresses netgpu_memctx_lookup() hands out sit in a NIC's rx
+ * descriptors, and the device writes to them until whoever owns the ring
+ * takes them back; netgpu owns neither the ring nor a fence for those
+ * writes.  Revoking the region from move_notify, asynchronously, as this
+ * provider once did, let the exporter free the old placement while the
+ * NIC still wrote into it.  So a region is never revoked by its exporter,
+ * only by its owner (netgpu_region_revoke(): the user unregisters it, or
+ * the device goes away).
+ *
+ * The price: peer-to-peer is an importer op (allow_peer2peer), so a
+ * static importer cannot ask for it, and an exporter that could hand the
+ * NIC device memory through a PCI BAR may pin the buffer in system
+ * memory instead.  devmem TCP pays the same.
+ *
+ * A map is handed to the core only once the exporter's kernel fences
+ * (DMA_RESV_USAGE_KERNEL: a move or clear still running, possibly
+ * started by the pin itself) have signalled, as dma_buf_map_attachment()
+ * requires: until then the memory behind the sg table is not the
+ * buffer's content yet, and nothing of it may be published.
  */
 
 #include <linux/dma-buf.h>
@@ -13,6 +43,7 @@
 #include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/scatterlist.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "mem.h"
@@ -44,7 +75,8 @@ struct netgpu_dmabuf_seg {
 /**
  * struct netgpu_dmabuf_map - a dma-buf attached and mapped for a device
  * @map: core map
- * @attach: dynamic attachment; its importer_priv is this map
+ * @attach: static attachment of the buffer to the device; a dynamic
+ *	exporter keeps the buffer pinned while it exists
  * @sgt: the exporter's mapping
  * @nr_segs: entries of @segs
  * @segs: the mapping's segments, sorted by offset, for lookups
@@ -116,23 +148,6 @@ static void netgpu_dmabuf_release(struct netgpu_region *r)
 	kfree(dr);
 }
 
-/*
- * The exporter moves the buffer or withdraws it.  Called under the
- * buffer's dma_resv lock, which ranks below every core lock: revoke
- * asynchronously.  Our maps stay valid until the revocation unmaps them.
- */
-static void netgpu_dmabuf_move_notify(struct dma_buf_attachment *attach)
-{
-	struct netgpu_dmabuf_map *dm = attach->importer_priv;
-
-	netgpu_region_revoke_async(dm->map.r);
-}
-
-static const struct dma_buf_attach_ops netgpu_dmabuf_attach_ops = {
-	.allow_peer2peer	= true,
-	.move_notify		= netgpu_dmabuf_move_notify,
-};
-
 /* Build the offset -> DMA table of a mapping; any segment sizes. */
 static int netgpu_dmabuf_build_segs(struct netgpu_dmabuf_map *dm, u64 size)
 {
@@ -173,39 +188,45 @@ static struct netgpu_dmamap *netgpu_dmabuf_map(struct netgpu_region *r,
 	struct dma_buf *dmabuf = to_dmabuf_region(r)->dmabuf;
 	struct netgpu_dmabuf_map *dm;
 	struct sg_table *sgt;
+	long wait;
 	int err;
 
 	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
 	if (!dm)
 		return ERR_PTR(-ENOMEM);
-	/* move_notify may run as soon as we are attached. */
 	dm->map.r = r;
 
-	dm->attach = dma_buf_dynamic_attach(dmabuf, dev,
-					    &netgpu_dmabuf_attach_ops, dm);
+	/* A dynamic exporter pins the buffer here, until the detach. */
+	dm->attach = dma_buf_attach(dmabuf, dev);
 	if (IS_ERR(dm->attach)) {
 		err = PTR_ERR(dm->attach);
 		goto err_free;
 	}
 
-	dma_resv_lock(dmabuf->resv, NULL);
-	sgt = dma_buf_map_attachment(dm->attach, DMA_BIDIRECTIONAL);
-	dma_resv_unlock(dmabuf->resv);
+	sgt = dma_buf_map_attachment_unlocked(dm->attach, DMA_BIDIRECTIONAL);
 	if (IS_ERR(sgt)) {
 		err = PTR_ERR(sgt);
 		goto err_detach;
 	}
 	dm->sgt = sgt;
 
-	err = netgpu_dmabuf_build_segs(dm, r->len);
+	/*
+	 * The content is there once the exporter's kernel fences signal.
+	 * For a static attachment the core of this kernel waits too
+	 * (__map_dma_buf()), so this usually finds them signalled; the
+	 * contract is the importer's, and nothing here relies on that.
+	 * Interruptible: a killed caller does not wait for the GPU, and
+	 * the map fails with -ERESTARTSYS.
+	 */
+	wait = dma_resv_wait_timeout(dmabuf->resv, DMA_RESV_USAGE_KERNEL,
+				     true, MAX_SCHEDULE_TIMEOUT);
+	err = wait < 0 ? wait : netgpu_dmabuf_build_segs(dm, r->len);
 	if (err)
 		goto err_unmap;
 	return &dm->map;
 
 err_unmap:
-	dma_resv_lock(dmabuf->resv, NULL);
-	dma_buf_unmap_attachment(dm->attach, sgt, DMA_BIDIRECTIONAL);
-	dma_resv_unlock(dmabuf->resv);
+	dma_buf_unmap_attachment_unlocked(dm->attach, sgt, DMA_BIDIRECTIONAL);
 err_detach:
 	dma_buf_detach(dmabuf, dm->attach);
 err_free:
@@ -218,9 +239,9 @@ static void netgpu_dmabuf_unmap(struct netgpu_dmamap *map)
 	struct netgpu_dmabuf_map *dm = to_dmabuf_map(map);
 	struct dma_buf *dmabuf = dm->attach->dmabuf;
 
-	dma_resv_lock(dmabuf->resv, NULL);
-	dma_buf_unmap_attachment(dm->attach, dm->sgt, DMA_BIDIRECTIONAL);
-	dma_resv_unlock(dmabuf->resv);
+	dma_buf_unmap_attachment_unlocked(dm->attach, dm->sgt,
+					  DMA_BIDIRECTIONAL);
+	/* Unpins the buffer: the exporter may move it from now on. */
 	dma_buf_detach(dmabuf, dm->attach);
 	kvfree(dm->segs);
 	kfree(dm);
@@ -296,8 +317,8 @@ EXPORT_SYMBOL_GPL(netgpu_dmabuf_add_region);
  * @addr: page-aligned address the buffer's first byte is known by
  *
  * Context: Process context, may sleep.
- * Return: the region id (> 0), -EBADF or -EINVAL for an fd that is not a
- * dma-buf, or another negative errno as netgpu_mem_add_region().
+ * Return: the region id (> 0), -EBADF if @fd is not open, -EINVAL if it
+ * is not a dma-buf, or another negative errno as netgpu_mem_add_region().
  */
 int netgpu_dmabuf_add_region_fd(struct netgpu_mem *mem, int fd, u64 addr)
 {
