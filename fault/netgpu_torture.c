@@ -500,7 +500,7 @@ static int tt_rx_thread(void *data)
 				tt_recycle(t, b);
 				continue;
 			}
-			if (netgpu_queue_prod_reserve(t->compq, &idx)) {
+			if (netgpu_queue_prod_reserve_addr(t->compq, idx)) {
 				/* Completion ring full: recycle it. */
 				tt_recycle(t, b);
 				break;
@@ -521,7 +521,7 @@ static u32 tt_complete(struct tt *t)
 	u64 idx[16];
 	u32 n, i;
 
-	n = netgpu_queue_cons_peek_batch(t->compq, idx, ARRAY_SIZE(idx));
+	n = netgpu_queue_cons_peek_addr_batch(t->compq, idx, ARRAY_SIZE(idx));
 	for (i = 0; i < n; i++) {
 		if (idx[i] >= TT_NBUFS || !test_and_clear_bit(idx[i], t->owned)) {
 			tt_finding(t, "completion of buffer %llu not handed out",

@@ -41,10 +41,10 @@ static u64 qb_run_netgpu(struct netgpu_queue *q, u32 batch)
 	for (done = 0; done < QB_ENTRIES; done += batch) {
 		for (i = 0; i < batch; i++)
 			in[i] = done + i + 1;
-		if (netgpu_queue_prod_reserve_batch(q, in, batch) != batch)
+		if (netgpu_queue_prod_reserve_addr_batch(q, in, batch) != batch)
 			return 0;
 		netgpu_queue_prod_submit(q);
-		got = netgpu_queue_cons_peek_batch(q, out, batch);
+		got = netgpu_queue_cons_peek_addr_batch(q, out, batch);
 		netgpu_queue_cons_release(q, got);
 		for (i = 0; i < got; i++)
 			sum += out[i];

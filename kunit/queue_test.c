@@ -22,12 +22,16 @@
 #include <linux/prandom.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/tracepoint.h>
 #include <linux/wait.h>
+#include <trace/events/kmem.h>
 
 #include "fail_nth.h"
 #include "queue.h"
+#include "splat.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
@@ -165,6 +169,197 @@ static struct netgpu_queue_stats qt_stats(struct netgpu_queue *q)
 	return st;
 }
 
+/* The typed entry calls, for the cases that run over queue types. */
+static u32 qt_reserve(struct netgpu_queue *q, enum netgpu_queue_type type,
+		      const void *in, u32 n)
+{
+	if (type == NETGPU_QUEUE_RX)
+		return netgpu_queue_prod_reserve_desc_batch(q, in, n);
+	return netgpu_queue_prod_reserve_addr_batch(q, in, n);
+}
+
+static u32 qt_peek(struct netgpu_queue *q, enum netgpu_queue_type type,
+		   void *out, u32 max)
+{
+	if (type == NETGPU_QUEUE_RX)
+		return netgpu_queue_cons_peek_desc_batch(q, out, max);
+	return netgpu_queue_cons_peek_addr_batch(q, out, max);
+}
+
+/*
+ * Leak tracking for the fault sweeps.  While a window is open, every
+ * kmalloc() made by the case's own thread (task context only) is recorded
+ * from the kmalloc tracepoint, and crossed off when kfree() or
+ * kmem_cache_free() frees it, from any context.  What is left when the
+ * window closes was leaked by the code called inside it, whichever of its
+ * allocations that was: the unit does not count for the test.  Page and
+ * kmem_cache allocations are not recorded (vmalloc frees its vmap areas
+ * lazily), but vmalloc's own bookkeeping (the vm_struct, the page array)
+ * is kmalloc'ed, so a leaked vmalloc area shows too.
+ */
+#define QT_LEAK_MAX	32
+
+struct qt_leak {
+	raw_spinlock_t		lock;
+	struct task_struct	*task;
+	bool			on;
+	bool			overflow;
+	u32			nr;		/* live entries in @ptr */
+	u32			seen;		/* allocations recorded in all */
+	const void		*ptr[QT_LEAK_MAX];
+	unsigned long		site[QT_LEAK_MAX];
+	size_t			size[QT_LEAK_MAX];
+	gfp_t			gfp[QT_LEAK_MAX];
+};
+
+static void qt_leak_kmalloc(void *data, unsigned long call_site,
+			    const void *ptr, size_t bytes_req,
+			    size_t bytes_alloc, gfp_t gfp_flags, int node)
+{
+	struct qt_leak *lk = data;
+	unsigned long flags;
+	u32 i;
+
+	if (!ptr || current != lk->task || !in_task() || !READ_ONCE(lk->on))
+		return;
+	raw_spin_lock_irqsave(&lk->lock, flags);
+	/* kmalloc() of more than a slab's worth reports the same object twice. */
+	for (i = 0; i < lk->nr; i++)
+		if (lk->ptr[i] == ptr)
+			goto out;
+	if (lk->nr < QT_LEAK_MAX) {
+		lk->ptr[lk->nr] = ptr;
+		lk->site[lk->nr] = call_site;
+		lk->size[lk->nr] = bytes_req;
+		lk->gfp[lk->nr] = gfp_flags;
+		WRITE_ONCE(lk->nr, lk->nr + 1);
+	} else {
+		lk->overflow = true;
+	}
+	lk->seen++;
+out:
+	raw_spin_unlock_irqrestore(&lk->lock, flags);
+}
+
+static void qt_leak_forget(struct qt_leak *lk, const void *ptr)
+{
+	unsigned long flags;
+	u32 i;
+
+	/* Every kfree() of the system comes here: nothing tracked, no lock. */
+	if (!READ_ONCE(lk->nr))
+		return;
+	raw_spin_lock_irqsave(&lk->lock, flags);
+	for (i = 0; i < lk->nr; i++) {
+		if (lk->ptr[i] != ptr)
+			continue;
+		WRITE_ONCE(lk->nr, lk->nr - 1);
+		lk->ptr[i] = lk->ptr[lk->nr];
+		lk->site[i] = lk->site[lk->nr];
+		lk->size[i] = lk->size[lk->nr];
+		lk->gfp[i] = lk->gfp[lk->nr];
+		break;
+	}
+	raw_spin_unlock_irqrestore(&lk->lock, flags);
+}
+
+static void qt_leak_kfree(void *data, unsigned long call_site,
+			  const void *ptr)
+{
+	qt_leak_forget(data, ptr);
+}
+
+static void qt_leak_kmem_cache_free(void *data, unsigned long call_site,
+				    const void *ptr,
+				    const struct kmem_cache *s)
+{
+	qt_leak_forget(data, ptr);
+}
+
+static void qt_leak_unregister(struct qt_leak *lk, int up_to)
+{
+	if (up_to > 2)
+		unregister_trace_kmem_cache_free(qt_leak_kmem_cache_free, lk);
+	if (up_to > 1)
+		unregister_trace_kfree(qt_leak_kfree, lk);
+	if (up_to > 0)
+		unregister_trace_kmalloc(qt_leak_kmalloc, lk);
+	/* No probe runs on @lk once this returns. */
+	tracepoint_synchronize_unregister();
+}
+
+static void qt_leak_stop(void *arg)
+{
+	qt_leak_unregister(arg, 3);
+}
+
+/* Probes on the kmem tracepoints for the rest of the case. */
+static struct qt_leak *qt_leak_start(struct kunit *test)
+{
+	struct qt_leak *lk;
+	int ret, up = 0;
+
+	lk = kunit_kzalloc(test, sizeof(*lk), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, lk);
+	raw_spin_lock_init(&lk->lock);
+	lk->task = current;
+
+	ret = register_trace_kmalloc(qt_leak_kmalloc, lk);
+	if (ret)
+		goto err_skip;
+	up = 1;
+	ret = register_trace_kfree(qt_leak_kfree, lk);
+	if (ret)
+		goto err_skip;
+	up = 2;
+	ret = register_trace_kmem_cache_free(qt_leak_kmem_cache_free, lk);
+	if (ret)
+		goto err_skip;
+
+	ret = kunit_add_action_or_reset(test, qt_leak_stop, lk);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	return lk;
+
+err_skip:
+	qt_leak_unregister(lk, up);
+	kunit_skip(test, "Test requires: CONFIG_TRACEPOINTS (kmem tracepoints: %d)",
+		   ret);
+	return NULL;
+}
+
+static void qt_leak_open(struct qt_leak *lk)
+{
+	WRITE_ONCE(lk->on, true);
+}
+
+/*
+ * Close the window and expect nothing it allocated to be live; @what
+ * names the window in the failure.  Returns the number of leaks.
+ */
+static u32 qt_leak_close(struct kunit *test, struct qt_leak *lk,
+			 const char *what, unsigned int nth)
+{
+	unsigned long flags;
+	u32 i, nr;
+
+	WRITE_ONCE(lk->on, false);
+	raw_spin_lock_irqsave(&lk->lock, flags);
+	nr = lk->nr;
+	raw_spin_unlock_irqrestore(&lk->lock, flags);
+
+	KUNIT_EXPECT_FALSE_MSG(test, lk->overflow, "%s: over %u allocations",
+			       what, QT_LEAK_MAX);
+	for (i = 0; i < nr; i++)
+		KUNIT_FAIL(test, "%s (fail_nth %u) leaked %zu bytes from %pS",
+			   what, nth, lk->size[i], (void *)lk->site[i]);
+	/* Start the next window empty whatever was left. */
+	raw_spin_lock_irqsave(&lk->lock, flags);
+	WRITE_ONCE(lk->nr, 0);
+	lk->overflow = false;
+	raw_spin_unlock_irqrestore(&lk->lock, flags);
+	return nr;
+}
+
 /* ===== Test cases ===== */
 
 /* --- geometry --- */
@@ -287,32 +482,42 @@ static void netgpu_queue_test_create_invalid(struct kunit *test)
  * Fail the 1st, 2nd, ... allocation of create() until one run completes
  * without reaching the injected fault.  A fault that create() survives
  * (another allocator absorbed it, kmemleak's object cache for instance) is
- * not the end of the sweep.
+ * not the end of the sweep.  Every create that fails must leave nothing
+ * allocated, and every destroy must free what its create allocated: the
+ * kmem tracepoints see each kmalloc of this thread, the queue's own and
+ * vmalloc's bookkeeping alike.
  */
 static void netgpu_queue_test_create_fault(struct kunit *test)
 {
-	unsigned int nth, left, failed = 0;
+	unsigned int nth, left, failed = 0, leaks = 0;
 	struct netgpu_queue *q;
+	u32 free;
+	struct qt_leak *lk;
 
 	netgpu_kunit_need_fail_nth(test);
+	lk = qt_leak_start(test);
 	for (nth = 1; nth < 1000; nth++) {
+		qt_leak_open(lk);
 		current->fail_nth = nth;
 		q = netgpu_queue_create(NETGPU_QUEUE_RX, 64);
 		left = current->fail_nth;
 		current->fail_nth = 0;
 		if (IS_ERR(q)) {
+			leaks += qt_leak_close(test, lk, "failed create", nth);
 			KUNIT_EXPECT_EQ_MSG(test, PTR_ERR(q), -ENOMEM,
 					    "fail_nth %u", nth);
 			failed++;
 			continue;
 		}
-		KUNIT_EXPECT_EQ(test, netgpu_queue_nb_free(q), 64U);
+		free = netgpu_queue_nb_free(q);
 		netgpu_queue_destroy(q);
+		leaks += qt_leak_close(test, lk, "create and destroy", nth);
+		KUNIT_EXPECT_EQ(test, free, 64U);
 		if (left)
 			break;
 	}
-	kunit_info(test, "%u of %u injected faults failed create()", failed,
-		   nth - 1);
+	kunit_info(test, "%u of %u injected faults failed create(); %u kmallocs tracked, %u leaked",
+		   failed, nth - 1, lk->seen, leaks);
 	KUNIT_EXPECT_LT(test, nth, 1000U);
 	/*
 	 * At least the queue itself (the 1st allocation).  Which of the
@@ -321,6 +526,8 @@ static void netgpu_queue_test_create_fault(struct kunit *test)
 	 * certain.
 	 */
 	KUNIT_EXPECT_GE(test, failed, 1U);
+	/* The tracker saw the queues' kzalloc()s at least. */
+	KUNIT_EXPECT_GT(test, lk->seen, 0U);
 }
 
 /* --- wrap-around --- */
@@ -379,7 +586,7 @@ static void netgpu_queue_test_wrap(struct kunit *test)
 			KUNIT_ASSERT_EQ(test, netgpu_queue_nb_avail(q), 0U);
 
 			entries_make(c->type, seq, in, n + 1);
-			got = netgpu_queue_prod_reserve_batch(q, in, n + 1);
+			got = qt_reserve(q, c->type, in, n + 1);
 			KUNIT_ASSERT_EQ_MSG(test, got, n, "start %#x", start);
 			KUNIT_ASSERT_EQ(test, netgpu_queue_nb_free(q), 0U);
 			netgpu_queue_prod_submit(q);
@@ -396,7 +603,7 @@ static void netgpu_queue_test_wrap(struct kunit *test)
 						      start, i);
 			}
 
-			got = netgpu_queue_cons_peek_batch(q, out, n + 1);
+			got = qt_peek(q, c->type, out, n + 1);
 			KUNIT_ASSERT_EQ(test, got, n);
 			KUNIT_ASSERT_EQ_MSG(test,
 					    entries_check(c->type, seq, out, n), n,
@@ -428,24 +635,24 @@ static void netgpu_queue_test_full_empty(struct kunit *test)
 
 	/* Empty: nothing to peek, everything free. */
 	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_avail(q), 0U);
-	KUNIT_EXPECT_EQ(test, netgpu_queue_cons_peek_batch(q, out, 9), 0U);
-	KUNIT_EXPECT_FALSE(test, netgpu_queue_cons_peek(q, &e));
+	KUNIT_EXPECT_EQ(test, netgpu_queue_cons_peek_addr_batch(q, out, 9), 0U);
+	KUNIT_EXPECT_FALSE(test, netgpu_queue_cons_peek_addr(q, &e));
 	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_free(q), 8U);
 	KUNIT_EXPECT_TRUE(test, netgpu_queue_empty(q));
 
 	/* Fill with single reserves; the ninth is refused. */
 	for (i = 0; i < 8; i++) {
 		entry_make(t, i, &e, 0);
-		KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve(q, &e), 0);
+		KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_addr(q, e), 0);
 	}
 	entry_make(t, 8, &e, 0);
-	KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve(q, &e), -ENOSPC);
-	KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_batch(q, &e, 1), 0U);
+	KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_addr(q, e), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_addr_batch(q, &e, 1), 0U);
 	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_free(q), 0U);
 
 	/* Reserved is not submitted: the consumer sees nothing yet. */
 	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_avail(q), 0U);
-	KUNIT_EXPECT_FALSE(test, netgpu_queue_cons_peek(q, &e));
+	KUNIT_EXPECT_FALSE(test, netgpu_queue_cons_peek_addr(q, &e));
 	KUNIT_EXPECT_TRUE(test, netgpu_queue_empty(q));
 	KUNIT_EXPECT_EQ(test, user_prod(q), 0U);
 
@@ -455,9 +662,9 @@ static void netgpu_queue_test_full_empty(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_avail(q), 8U);
 
 	/* Peeking twice reads the same entry; release moves on. */
-	KUNIT_EXPECT_TRUE(test, netgpu_queue_cons_peek(q, &e));
+	KUNIT_EXPECT_TRUE(test, netgpu_queue_cons_peek_addr(q, &e));
 	KUNIT_EXPECT_TRUE(test, entry_ok(t, 0, &e, 0));
-	KUNIT_EXPECT_TRUE(test, netgpu_queue_cons_peek(q, &e));
+	KUNIT_EXPECT_TRUE(test, netgpu_queue_cons_peek_addr(q, &e));
 	KUNIT_EXPECT_TRUE(test, entry_ok(t, 0, &e, 0));
 	netgpu_queue_cons_release(q, 1);
 	KUNIT_EXPECT_EQ(test, user_cons(q), 1U);
@@ -465,22 +672,22 @@ static void netgpu_queue_test_full_empty(struct kunit *test)
 	/* One slot back; a batch of 5 gets exactly one in. */
 	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_free(q), 1U);
 	entries_make(t, 8, in, 5);
-	KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_batch(q, in, 5), 1U);
-	KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_batch(q, in + 1, 4),
+	KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_addr_batch(q, in, 5), 1U);
+	KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_addr_batch(q, in + 1, 4),
 			0U);
 	netgpu_queue_prod_submit(q);
 	KUNIT_EXPECT_EQ(test, user_prod(q), 9U);
 
 	/* Full again, across the slot boundary: entries 1..8. */
 	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_avail(q), 8U);
-	KUNIT_EXPECT_EQ(test, netgpu_queue_cons_peek_batch(q, out, 9), 8U);
+	KUNIT_EXPECT_EQ(test, netgpu_queue_cons_peek_addr_batch(q, out, 9), 8U);
 	KUNIT_EXPECT_EQ(test, entries_check(t, 1, out, 8), 8U);
 	netgpu_queue_cons_release(q, 8);
 
 	KUNIT_EXPECT_TRUE(test, netgpu_queue_empty(q));
 	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_avail(q), 0U);
 	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_free(q), 8U);
-	KUNIT_EXPECT_EQ(test, netgpu_queue_cons_peek_batch(q, out, 9), 0U);
+	KUNIT_EXPECT_EQ(test, netgpu_queue_cons_peek_addr_batch(q, out, 9), 0U);
 
 	/* A submit with nothing reserved stores nothing. */
 	user_set_prod(q, 42);
@@ -514,7 +721,7 @@ static void netgpu_queue_test_batch_model(struct kunit *test)
 		case 0:	/* reserve, maybe more than fits */
 			expect = min_t(u32, want, n - (produced - consumed));
 			entries_make(t, produced, in, want);
-			got = netgpu_queue_prod_reserve_batch(q, in, want);
+			got = netgpu_queue_prod_reserve_desc_batch(q, in, want);
 			KUNIT_ASSERT_EQ_MSG(test, got, expect, "iter %u", iter);
 			produced += got;
 			break;
@@ -525,7 +732,7 @@ static void netgpu_queue_test_batch_model(struct kunit *test)
 			break;
 		case 2:	/* peek, maybe more than there is, release some */
 			expect = min_t(u32, want, submitted - consumed);
-			got = netgpu_queue_cons_peek_batch(q, out, want);
+			got = netgpu_queue_cons_peek_desc_batch(q, out, want);
 			KUNIT_ASSERT_EQ_MSG(test, got, expect, "iter %u", iter);
 			KUNIT_ASSERT_EQ_MSG(test,
 					    entries_check(t, consumed, out, got),
@@ -560,13 +767,13 @@ static void netgpu_queue_test_hostile_prod(struct kunit *test)
 	const enum netgpu_queue_type t = NETGPU_QUEUE_FILL;
 	struct netgpu_queue *q = qt_create(test, t, 8);
 	u64 out[16], bad = 0;
-	u32 i;
+	u32 i, got;
 
 	/* User space produces entries 0..4; the kernel consumes them. */
 	for (i = 0; i < 5; i++)
 		entry_make(t, i, qt_slot(q, t, i), 0);
 	user_set_prod(q, 5);
-	KUNIT_ASSERT_EQ(test, netgpu_queue_cons_peek_batch(q, out, 16), 5U);
+	KUNIT_ASSERT_EQ(test, netgpu_queue_cons_peek_addr_batch(q, out, 16), 5U);
 	KUNIT_EXPECT_EQ(test, entries_check(t, 0, out, 5), 5U);
 	netgpu_queue_cons_release(q, 5);
 	KUNIT_ASSERT_EQ(test, user_cons(q), 5U);
@@ -574,7 +781,7 @@ static void netgpu_queue_test_hostile_prod(struct kunit *test)
 	/* prod behind cons: the ring looks empty. */
 	user_set_prod(q, 3);
 	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_avail(q), 0U);
-	KUNIT_EXPECT_EQ(test, netgpu_queue_cons_peek_batch(q, out, 16), 0U);
+	KUNIT_EXPECT_EQ(test, netgpu_queue_cons_peek_addr_batch(q, out, 16), 0U);
 	bad += 2;
 	KUNIT_EXPECT_EQ(test, qt_stats(q).bad_prod, bad);
 	KUNIT_EXPECT_EQ(test, user_cons(q), 5U);
@@ -593,7 +800,7 @@ static void netgpu_queue_test_hostile_prod(struct kunit *test)
 
 	/* The kernel never reads its own index back. */
 	user_set_cons(q, 0xdeadbeef);
-	KUNIT_ASSERT_EQ(test, netgpu_queue_cons_peek_batch(q, out, 2), 2U);
+	KUNIT_ASSERT_EQ(test, netgpu_queue_cons_peek_addr_batch(q, out, 2), 2U);
 	KUNIT_EXPECT_EQ(test, entries_check(t, 5, out, 2), 2U);
 	netgpu_queue_cons_release(q, 2);
 	KUNIT_EXPECT_EQ(test, user_cons(q), 7U);
@@ -602,7 +809,7 @@ static void netgpu_queue_test_hostile_prod(struct kunit *test)
 	user_set_prod(q, 10);
 	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_avail(q), 6U);
 	KUNIT_EXPECT_EQ(test, qt_stats(q).bad_prod, ++bad);
-	KUNIT_ASSERT_EQ(test, netgpu_queue_cons_peek_batch(q, out, 16), 6U);
+	KUNIT_ASSERT_EQ(test, netgpu_queue_cons_peek_addr_batch(q, out, 16), 6U);
 	KUNIT_EXPECT_EQ(test, entries_check(t, 7, out, 6), 6U);
 	KUNIT_EXPECT_EQ(test, qt_stats(q).bad_prod, ++bad);
 	netgpu_queue_cons_release(q, 6);
@@ -619,10 +826,9 @@ static void netgpu_queue_test_hostile_prod(struct kunit *test)
 			user_set_prod(q, impossible[i]);
 			KUNIT_EXPECT_EQ_MSG(test, netgpu_queue_nb_avail(q), 0U,
 					    "prod %#x", impossible[i]);
-			KUNIT_EXPECT_EQ_MSG(test,
-					    netgpu_queue_cons_peek_batch(q, out,
-									 16),
-					    0U, "prod %#x", impossible[i]);
+			got = netgpu_queue_cons_peek_addr_batch(q, out, 16);
+			KUNIT_EXPECT_EQ_MSG(test, got, 0U, "prod %#x",
+					    impossible[i]);
 			bad += 2;
 		}
 		KUNIT_EXPECT_EQ(test, qt_stats(q).bad_prod, bad);
@@ -631,7 +837,7 @@ static void netgpu_queue_test_hostile_prod(struct kunit *test)
 	/* A sane value again: the queue recovers. */
 	entry_make(t, 13, qt_slot(q, t, 13), 0);
 	user_set_prod(q, 14);
-	KUNIT_ASSERT_EQ(test, netgpu_queue_cons_peek_batch(q, out, 16), 1U);
+	KUNIT_ASSERT_EQ(test, netgpu_queue_cons_peek_addr_batch(q, out, 16), 1U);
 	KUNIT_EXPECT_TRUE(test, entry_ok(t, 13, out, 0));
 	KUNIT_EXPECT_EQ(test, qt_stats(q).bad_prod, bad);
 	KUNIT_EXPECT_EQ(test, qt_stats(q).bad_cons, 0ULL);
@@ -646,14 +852,14 @@ static void netgpu_queue_test_hostile_cons(struct kunit *test)
 	u64 bad = 0;
 
 	entries_make(t, 0, in, 8);
-	KUNIT_ASSERT_EQ(test, netgpu_queue_prod_reserve_batch(q, in, 8), 8U);
+	KUNIT_ASSERT_EQ(test, netgpu_queue_prod_reserve_desc_batch(q, in, 8), 8U);
 	netgpu_queue_prod_submit(q);
 
 	/* cons past what was submitted: the ring stays full. */
 	user_set_cons(q, 9);
 	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_free(q), 0U);
 	KUNIT_EXPECT_EQ(test, qt_stats(q).bad_cons, ++bad);
-	KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_batch(q, in, 1), 0U);
+	KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_desc_batch(q, in, 1), 0U);
 	KUNIT_EXPECT_EQ(test, qt_stats(q).bad_cons, ++bad);
 	KUNIT_EXPECT_FALSE(test, netgpu_queue_empty(q));
 	KUNIT_EXPECT_EQ(test, qt_stats(q).bad_cons, ++bad);
@@ -675,7 +881,7 @@ static void netgpu_queue_test_hostile_cons(struct kunit *test)
 
 	/* Reserved but not submitted cannot be consumed yet. */
 	entries_make(t, 8, in, 3);
-	KUNIT_ASSERT_EQ(test, netgpu_queue_prod_reserve_batch(q, in, 3), 3U);
+	KUNIT_ASSERT_EQ(test, netgpu_queue_prod_reserve_desc_batch(q, in, 3), 3U);
 	user_set_cons(q, 10);
 	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_free(q), 0U);
 	KUNIT_EXPECT_EQ(test, qt_stats(q).bad_cons, ++bad);
@@ -696,6 +902,50 @@ static void netgpu_queue_test_hostile_cons(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_free(q), 8U);
 	KUNIT_EXPECT_EQ(test, qt_stats(q).bad_cons, bad);
 	KUNIT_EXPECT_EQ(test, qt_stats(q).bad_prod, 0ULL);
+}
+
+/*
+ * The fast paths work against the cached indices: while the cached copy
+ * covers a call, the shared index is not read at all, so a bogus value
+ * there goes unseen (and uncounted) until a call needs more.
+ */
+static void netgpu_queue_test_cached_indices(struct kunit *test)
+{
+	struct netgpu_queue *fq = qt_create(test, NETGPU_QUEUE_FILL, 8);
+	struct netgpu_queue *rq = qt_create(test, NETGPU_QUEUE_RX, 8);
+	struct netgpu_rx_desc in[8];
+	u64 out[8];
+	u32 i;
+
+	/* Consumer: one refresh sees all 8, the next 4 come from the cache. */
+	for (i = 0; i < 8; i++)
+		entry_make(NETGPU_QUEUE_FILL, i, qt_slot(fq, NETGPU_QUEUE_FILL, i),
+			   0);
+	user_set_prod(fq, 8);
+	KUNIT_ASSERT_EQ(test, netgpu_queue_cons_peek_addr_batch(fq, out, 4), 4U);
+	netgpu_queue_cons_release(fq, 4);
+	user_set_prod(fq, 0xdeadbeef);
+	KUNIT_ASSERT_EQ(test, netgpu_queue_cons_peek_addr_batch(fq, out, 4), 4U);
+	KUNIT_EXPECT_EQ(test, entries_check(NETGPU_QUEUE_FILL, 4, out, 4), 4U);
+	KUNIT_EXPECT_EQ(test, qt_stats(fq).bad_prod, 0ULL);
+	/* Asking for more than the cache covers reads ->prod, and refuses it. */
+	KUNIT_EXPECT_EQ(test, netgpu_queue_cons_peek_addr_batch(fq, out, 5), 4U);
+	KUNIT_EXPECT_EQ(test, qt_stats(fq).bad_prod, 1ULL);
+
+	/* Producer: 8 free in the cache; ->cons is read only when short. */
+	entries_make(NETGPU_QUEUE_RX, 0, in, 8);
+	user_set_cons(rq, 0xdeadbeef);
+	KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_desc_batch(rq, in, 4),
+			4U);
+	KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_desc_batch(rq, in + 4,
+								   4), 4U);
+	KUNIT_EXPECT_EQ(test, qt_stats(rq).bad_cons, 0ULL);
+	KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_desc(rq, in), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, qt_stats(rq).bad_cons, 1ULL);
+	netgpu_queue_prod_submit(rq);
+	KUNIT_EXPECT_EQ(test, user_prod(rq), 8U);
+	KUNIT_EXPECT_TRUE(test, entry_ok(NETGPU_QUEUE_RX, 7,
+					 qt_slot(rq, NETGPU_QUEUE_RX, 7), 0));
 }
 
 /*
@@ -735,12 +985,12 @@ static void netgpu_queue_test_hostile_fuzz(struct kunit *test)
 			user_set_cons(q, user_prod(q) + (v % 32) - 16);
 			break;
 		case 4:
-			got = netgpu_queue_prod_reserve_batch(q, in, want);
+			got = netgpu_queue_prod_reserve_addr_batch(q, in, want);
 			KUNIT_ASSERT_LE(test, got, min(want, n));
 			netgpu_queue_prod_submit(q);
 			break;
 		case 5:
-			got = netgpu_queue_cons_peek_batch(q, out, want);
+			got = netgpu_queue_cons_peek_addr_batch(q, out, want);
 			KUNIT_ASSERT_LE(test, got, min(want, n));
 			netgpu_queue_cons_release(q, v % (got + 1));
 			break;
@@ -755,6 +1005,8 @@ static void netgpu_queue_test_hostile_fuzz(struct kunit *test)
 
 	KUNIT_EXPECT_NULL(test, memchr_inv(ring->pad1, 0, sizeof(ring->pad1)));
 	KUNIT_EXPECT_NULL(test, memchr_inv(ring->pad2, 0, sizeof(ring->pad2)));
+	KUNIT_EXPECT_EQ(test, ring->flags, 0U);
+	KUNIT_EXPECT_NULL(test, memchr_inv(ring->pad3, 0, sizeof(ring->pad3)));
 	KUNIT_ASSERT_LT(test, used, netgpu_queue_ring_size(q));
 	KUNIT_EXPECT_NULL(test, memchr_inv((u8 *)ring + used, 0,
 					   netgpu_queue_ring_size(q) - used));
@@ -832,7 +1084,7 @@ static int qt_stress_producer(void *arg)
 		u32 got;
 
 		entries_make(s->type, s->sent, buf, want);
-		got = netgpu_queue_prod_reserve_batch(s->q, buf, want);
+		got = qt_reserve(s->q, s->type, buf, want);
 		s->sent += got;
 		/* Hold some batches back, but never when the ring is full. */
 		if (got < want || (r & 0x300)) {
@@ -864,7 +1116,7 @@ static int qt_stress_consumer(void *arg)
 		u32 r = prandom_u32_state(&rnd);
 		u32 got, ok, rel;
 
-		got = netgpu_queue_cons_peek_batch(s->q, buf, r % QT_BATCH + 1);
+		got = qt_peek(s->q, s->type, buf, r % QT_BATCH + 1);
 		if (!got) {
 			if (qt_stress_spin(&spins))
 				continue;
@@ -1087,7 +1339,7 @@ static void netgpu_queue_test_mmap_real(struct kunit *test)
 				     in + 4, 4 * sizeof(u64)), 0UL);
 	KUNIT_ASSERT_EQ(test, put_user(n + 4, (u32 __user *)addr), 0);
 
-	KUNIT_ASSERT_EQ(test, netgpu_queue_cons_peek_batch(q, out, 8), 8U);
+	KUNIT_ASSERT_EQ(test, netgpu_queue_cons_peek_addr_batch(q, out, 8), 8U);
 	KUNIT_EXPECT_EQ(test, entries_check(t, 100, out, 8), 8U);
 	netgpu_queue_cons_release(q, 8);
 	ret = get_user(cons, (u32 __user *)(addr + NETGPU_RING_ALIGN));
@@ -1121,6 +1373,7 @@ static struct kunit_case queue_test_cases[] = {
 	KUNIT_CASE(netgpu_queue_test_hostile_prod),
 	KUNIT_CASE(netgpu_queue_test_hostile_cons),
 	KUNIT_CASE(netgpu_queue_test_hostile_fuzz),
+	KUNIT_CASE(netgpu_queue_test_cached_indices),
 	KUNIT_CASE_PARAM_ATTR(netgpu_queue_test_stress, qt_stress_gen_params,
 			      { .speed = KUNIT_SPEED_SLOW }),
 	KUNIT_CASE(netgpu_queue_test_mmap_check),
@@ -1130,6 +1383,9 @@ static struct kunit_case queue_test_cases[] = {
 
 static struct kunit_suite queue_test_suite = {
 	.name = "netgpu_queue",
+	.suite_init = netgpu_splat_suite_init,
+	.suite_exit = netgpu_splat_suite_exit,
+	.exit = netgpu_splat_exit,
 	.test_cases = queue_test_cases,
 };
 

@@ -8,32 +8,13 @@
  * put it at both.  Each end keeps its own copies of the indices in its own
  * half of &struct netgpu_queue and only ever publishes them; it reads the
  * other end's index from the shared header, checks it, and ignores it when
- * it is impossible.
- *
- * Memory ordering.  The shared state is a circular buffer as described in
- * Documentation/core-api/circular-buffers.rst:
- *
- *   producer                         consumer
- *
- *   if (LOAD ->cons) {      (A)      LOAD.acq ->prod      (C)
- *      STORE $entries                LOAD $entries
- *      STORE.rel ->prod     (B)      STORE.rel ->cons     (D)
- *   }
- *
- *   (A) pairs with (D), and (B) pairs with (C).
- *
- * (B) orders the entry stores before the index store: a consumer that sees
- * the new ->prod also sees the entries below it.  (C) keeps the consumer
- * from loading entries before it loaded the ->prod that covers them.
- * (A) is a control dependency: the producer stores into a slot only if the
- * ->cons it loaded says the slot is free, so the stores cannot move before
- * the load.  (D) orders the consumer's entry loads before the ->cons store
- * that hands the slots back, so the producer cannot overwrite an entry the
- * consumer has not read yet.  Every site below carries its letter.
+ * it is impossible.  The per-entry operations are inline in queue.h, with
+ * the memory ordering (A-D); this file holds setup, mapping and the two
+ * refreshes of a cached index.
  *
  * Untrusted indices.  User space can write anything into ->prod and ->cons
  * at any time.  Slots are always masked, so no index reaches outside the
- * entry array, and counts are clamped to what the private indices allow:
+ * entry array, and counts are clamped to what the cached indices allow:
  *
  * - the consumer accepts a ->prod only if it neither goes back behind
  *   entries it has already seen nor runs more than a ring ahead of its own
@@ -45,7 +26,7 @@
  * ring looks empty past what it has already seen), the producer sees no
  * new space (the ring looks full), and the event is counted in
  * &struct netgpu_queue_stats.  The next read of a sane index recovers.
- * Neither end ever reads back its own index from the shared header.
+ * ->flags is the kernel's to write; the kernel never reads it back.
  */
 
 #include <kunit/visibility.h>
@@ -63,51 +44,6 @@
 #include <linux/vmalloc.h>
 
 #include "queue.h"
-
-/**
- * struct netgpu_queue - kernel side of a shared ring
- * @ring: the shared header, followed by the entries (vmalloc_user())
- * @entries: first entry, just past @ring's header
- * @type: what the queue carries
- * @entry_size: size of one entry, fixed by @type
- * @nentries: number of entries, a power of two
- * @mask: @nentries - 1
- * @ring_size: bytes allocated for @ring, a multiple of PAGE_SIZE
- * @prod: the producer's half, touched by the producer only
- * @prod.head: next entry to reserve
- * @prod.pub: last index stored into ->prod
- * @prod.cons: last ->cons accepted; @prod.cons <= @prod.pub <= @prod.head
- * @prod.bad_cons: impossible ->cons values ignored
- * @cons: the consumer's half, touched by the consumer only
- * @cons.tail: next entry to peek; also the last index stored into ->cons
- * @cons.prod: last ->prod accepted; @cons.tail <= @cons.prod <=
- *	@cons.tail + @nentries
- * @cons.bad_prod: impossible ->prod values ignored
- *
- * Inequalities are modulo 2^32, relative to the lower bound.
- */
-struct netgpu_queue {
-	struct netgpu_ring *ring;
-	void *entries;
-	enum netgpu_queue_type type;
-	u32 entry_size;
-	u32 nentries;
-	u32 mask;
-	size_t ring_size;
-
-	struct {
-		u32 head;
-		u32 pub;
-		u32 cons;
-		u64 bad_cons;
-	} prod ____cacheline_aligned_in_smp;
-
-	struct {
-		u32 tail;
-		u32 prod;
-		u64 bad_prod;
-	} cons ____cacheline_aligned_in_smp;
-};
 
 static const struct {
 	u32 entry_size;
@@ -127,8 +63,9 @@ static const struct {
 	},
 };
 
-static_assert(sizeof(struct netgpu_ring) == 2 * NETGPU_RING_ALIGN);
+static_assert(sizeof(struct netgpu_ring) == 3 * NETGPU_RING_ALIGN);
 static_assert(offsetof(struct netgpu_ring, cons) == NETGPU_RING_ALIGN);
+static_assert(offsetof(struct netgpu_ring, flags) == 2 * NETGPU_RING_ALIGN);
 static_assert(sizeof(struct netgpu_rx_desc) == 16);
 static_assert((NETGPU_QUEUE_MAX_ENTRIES & (NETGPU_QUEUE_MAX_ENTRIES - 1)) == 0);
 /* The largest ring, page aligned, fits size_t even on 32-bit. */
@@ -143,7 +80,7 @@ static size_t netgpu_queue_bytes(u32 entry_size, u32 nentries)
 			  (size_t)nentries * entry_size);
 }
 
-/* ===== Setup ===== */
+/* Setup */
 
 /**
  * netgpu_queue_validate_geometry() - check a ring geometry from user space
@@ -253,243 +190,70 @@ void netgpu_queue_destroy(struct netgpu_queue *q)
 }
 EXPORT_SYMBOL_GPL(netgpu_queue_destroy);
 
-/* ===== Entry copies ===== */
+/* Functions for producers */
 
-/* No barriers here: callers order these against the indices (A-D). */
-static void netgpu_queue_write(struct netgpu_queue *q, u32 idx,
-			       const void *src, u32 n)
-{
-	u32 i;
-
-	if (q->entry_size == sizeof(u64)) {
-		const u64 *from = src;
-		u64 *slot = q->entries;
-
-		for (i = 0; i < n; i++)
-			slot[(idx + i) & q->mask] = from[i];
-	} else {
-		const struct netgpu_rx_desc *from = src;
-		struct netgpu_rx_desc *slot = q->entries;
-
-		for (i = 0; i < n; i++)
-			slot[(idx + i) & q->mask] = from[i];
-	}
-}
-
-/* Each entry is loaded once: user space may rewrite it as we read. */
-static void netgpu_queue_read(struct netgpu_queue *q, u32 idx, void *dst,
-			      u32 n)
-{
-	u32 i;
-
-	if (q->entry_size == sizeof(u64)) {
-		const u64 *slot = q->entries;
-		u64 *to = dst;
-
-		for (i = 0; i < n; i++)
-			to[i] = READ_ONCE(slot[(idx + i) & q->mask]);
-	} else {
-		const struct netgpu_rx_desc *slot = q->entries;
-		struct netgpu_rx_desc *to = dst;
-
-		for (i = 0; i < n; i++) {
-			const struct netgpu_rx_desc *d = &slot[(idx + i) & q->mask];
-
-			to[i].addr = READ_ONCE(d->addr);
-			to[i].len = READ_ONCE(d->len);
-			to[i].flags = READ_ONCE(d->flags);
-		}
-	}
-}
-
-/* ===== Producer ===== */
-
-/* Read ->cons, accept it if possible; returns the free slots. */
-static noinline u32 netgpu_queue_prod_refresh(struct netgpu_queue *q)
+/**
+ * __netgpu_queue_prod_refresh() - read ->cons afresh
+ * @q: the queue
+ *
+ * Slow path of the inline producer calls of queue.h, which call it only
+ * when the cached ->cons leaves too little room: accepts ->cons if it is
+ * possible (see above) and counts it in @q's stats otherwise.
+ *
+ * Context: Any context; serialized with the other producer calls on @q.
+ * Return: the free slots, from 0 to the queue's entry count.
+ */
+noinline u32 __netgpu_queue_prod_refresh(struct netgpu_queue *q)
 {
 	u32 cons = READ_ONCE(q->ring->cons); /* A, matches D */
 
 	/*
 	 * Can't go back and can't pass what was submitted: ->cons must lie
-	 * in [prod.cons, prod.pub].  Both tests in one, modulo 2^32.
+	 * in [cached_cons, submitted].  Both tests in one, modulo 2^32.
 	 */
-	if (likely(cons - q->prod.cons <= q->prod.pub - q->prod.cons))
-		q->prod.cons = cons;
+	if (likely(cons - q->prod.cached_cons <=
+		   q->prod.submitted - q->prod.cached_cons))
+		q->prod.cached_cons = cons;
 	else
 		q->prod.bad_cons++; /* producer context, serialized */
 
-	return q->nentries - (q->prod.head - q->prod.cons);
+	return q->nentries - (q->prod.cached_prod - q->prod.cached_cons);
 }
+EXPORT_SYMBOL_GPL(__netgpu_queue_prod_refresh);
+
+/* Functions for consumers */
 
 /**
- * netgpu_queue_prod_reserve_batch() - reserve and write entries
- * @q: the queue
- * @entries: array of @n entries of the queue's entry type
- * @n: number of entries to write
- *
- * Copies as many of @entries as there is room for into the ring.  They
- * are not visible to the consumer before netgpu_queue_prod_submit().
- *
- * Context: Any context; serialized with the other producer calls on @q.
- * Return: the number of entries written, from 0 (ring full) to @n.
- */
-u32 netgpu_queue_prod_reserve_batch(struct netgpu_queue *q,
-				    const void *entries, u32 n)
-{
-	u32 free = q->nentries - (q->prod.head - q->prod.cons);
-
-	if (unlikely(free < n))
-		free = netgpu_queue_prod_refresh(q);
-	n = min(n, free);
-	if (!n)
-		return 0;
-
-	/* A, matches D: the stores depend on @free, read from ->cons. */
-	netgpu_queue_write(q, q->prod.head, entries, n);
-	q->prod.head += n;
-	return n;
-}
-EXPORT_SYMBOL_GPL(netgpu_queue_prod_reserve_batch);
-
-/**
- * netgpu_queue_prod_submit() - publish the reserved entries
+ * __netgpu_queue_cons_refresh() - read ->prod afresh
  * @q: the queue
  *
- * Context: Any context; serialized with the other producer calls on @q.
+ * Slow path of the inline consumer calls of queue.h, which call it only
+ * when the cached ->prod covers too few entries: accepts ->prod if it is
+ * possible (see above) and counts it in @q's stats otherwise.
+ *
+ * Context: Any context; serialized with the other consumer calls on @q.
+ * Return: the entries available, from 0 to the queue's entry count.
  */
-void netgpu_queue_prod_submit(struct netgpu_queue *q)
-{
-	if (q->prod.pub == q->prod.head)
-		return;
-
-	q->prod.pub = q->prod.head;
-	smp_store_release(&q->ring->prod, q->prod.pub); /* B, matches C */
-}
-EXPORT_SYMBOL_GPL(netgpu_queue_prod_submit);
-
-/**
- * netgpu_queue_nb_free() - free slots for the producer
- * @q: the queue
- *
- * Reads the consumer's index afresh.
- *
- * Context: Any context; serialized with the other producer calls on @q.
- * Return: the number of entries netgpu_queue_prod_reserve_batch() can
- * write now, from 0 to the queue's entry count.
- */
-u32 netgpu_queue_nb_free(struct netgpu_queue *q)
-{
-	return netgpu_queue_prod_refresh(q);
-}
-EXPORT_SYMBOL_GPL(netgpu_queue_nb_free);
-
-/**
- * netgpu_queue_empty() - has the consumer released every submitted entry?
- * @q: the queue
- *
- * Asked by the producer, for instance before it tears a queue down.
- * Reserved entries not yet submitted do not count.
- *
- * Context: Any context; serialized with the other producer calls on @q.
- * Return: true if the consumer's index has reached the last submitted one.
- */
-bool netgpu_queue_empty(struct netgpu_queue *q)
-{
-	netgpu_queue_prod_refresh(q);
-	return q->prod.cons == q->prod.pub;
-}
-EXPORT_SYMBOL_GPL(netgpu_queue_empty);
-
-/* ===== Consumer ===== */
-
-/* Read ->prod, accept it if possible; returns the entries available. */
-static noinline u32 netgpu_queue_cons_refresh(struct netgpu_queue *q)
+noinline u32 __netgpu_queue_cons_refresh(struct netgpu_queue *q)
 {
 	u32 prod = smp_load_acquire(&q->ring->prod); /* C, matches B */
-	u32 seen = q->cons.prod - q->cons.tail;
+	u32 seen = q->cons.cached_prod - q->cons.cached_cons;
 
 	/*
 	 * Can't go back behind entries already seen and can't run more than
-	 * a ring ahead of ->cons: ->prod must lie in [cons.prod, cons.tail +
-	 * nentries].  Both tests in one, modulo 2^32.
+	 * a ring ahead of ->cons: ->prod must lie in [cached_prod,
+	 * cached_cons + nentries].  Both tests in one, modulo 2^32.
 	 */
-	if (likely(prod - q->cons.prod <= q->nentries - seen))
-		q->cons.prod = prod;
+	if (likely(prod - q->cons.cached_prod <= q->nentries - seen))
+		q->cons.cached_prod = prod;
 	else
 		q->cons.bad_prod++; /* consumer context, serialized */
 
-	return q->cons.prod - q->cons.tail;
+	return q->cons.cached_prod - q->cons.cached_cons;
 }
+EXPORT_SYMBOL_GPL(__netgpu_queue_cons_refresh);
 
-/**
- * netgpu_queue_cons_peek_batch() - read entries without consuming them
- * @q: the queue
- * @entries: array for up to @max entries of the queue's entry type
- * @max: most entries to read
- *
- * Copies the oldest entries of the ring into @entries.  They stay in the
- * ring until netgpu_queue_cons_release(); a second peek reads them again,
- * from the ring, so the caller must check each copy it uses: user space may
- * have written anything into it.
- *
- * Context: Any context; serialized with the other consumer calls on @q.
- * Return: the number of entries copied, from 0 (ring empty) to @max.
- */
-u32 netgpu_queue_cons_peek_batch(struct netgpu_queue *q, void *entries,
-				 u32 max)
-{
-	u32 avail = q->cons.prod - q->cons.tail;
-
-	if (unlikely(avail < max))
-		avail = netgpu_queue_cons_refresh(q);
-	max = min(max, avail);
-
-	/* No barrier: ordered after C by the acquire in the refresh. */
-	netgpu_queue_read(q, q->cons.tail, entries, max);
-	return max;
-}
-EXPORT_SYMBOL_GPL(netgpu_queue_cons_peek_batch);
-
-/**
- * netgpu_queue_cons_release() - consume peeked entries
- * @q: the queue
- * @n: number of entries to hand back to the producer, at most the number
- *	the last peek returned
- *
- * Context: Any context; serialized with the other consumer calls on @q.
- */
-void netgpu_queue_cons_release(struct netgpu_queue *q, u32 n)
-{
-	u32 avail = q->cons.prod - q->cons.tail;
-
-	/* A caller bug: never hand back entries the producer is writing. */
-	if (WARN_ON_ONCE(n > avail))
-		n = avail;
-	if (!n)
-		return;
-
-	q->cons.tail += n;
-	smp_store_release(&q->ring->cons, q->cons.tail); /* D, matches A */
-}
-EXPORT_SYMBOL_GPL(netgpu_queue_cons_release);
-
-/**
- * netgpu_queue_nb_avail() - entries available to the consumer
- * @q: the queue
- *
- * Reads the producer's index afresh.
- *
- * Context: Any context; serialized with the other consumer calls on @q.
- * Return: the number of entries a peek can return now, from 0 to the
- * queue's entry count.
- */
-u32 netgpu_queue_nb_avail(struct netgpu_queue *q)
-{
-	return netgpu_queue_cons_refresh(q);
-}
-EXPORT_SYMBOL_GPL(netgpu_queue_nb_avail);
-
-/* ===== Mapping ===== */
+/* Mapping */
 
 /**
  * netgpu_queue_mmap_check() - may user space map this range of the ring?
@@ -538,50 +302,6 @@ int netgpu_queue_mmap(struct netgpu_queue *q, struct vm_area_struct *vma)
 }
 EXPORT_SYMBOL_GPL(netgpu_queue_mmap);
 
-/* ===== Introspection ===== */
-
-/**
- * netgpu_queue_ring() - the shared header of a queue
- * @q: the queue
- *
- * For the user-facing side and tests, which act as user space on it.
- *
- * Context: Any context.
- * Return: the header; the entries follow it.
- */
-struct netgpu_ring *netgpu_queue_ring(const struct netgpu_queue *q)
-{
-	return q->ring;
-}
-EXPORT_SYMBOL_GPL(netgpu_queue_ring);
-
-/**
- * netgpu_queue_nentries() - entry count of a queue
- * @q: the queue
- *
- * Context: Any context.
- * Return: the number of entries, a power of two.
- */
-u32 netgpu_queue_nentries(const struct netgpu_queue *q)
-{
-	return q->nentries;
-}
-EXPORT_SYMBOL_GPL(netgpu_queue_nentries);
-
-/**
- * netgpu_queue_ring_size() - bytes of a queue's ring
- * @q: the queue
- *
- * Context: Any context.
- * Return: the size of the ring, header included, a multiple of PAGE_SIZE:
- * the largest mapping netgpu_queue_mmap() accepts.
- */
-size_t netgpu_queue_ring_size(const struct netgpu_queue *q)
-{
-	return q->ring_size;
-}
-EXPORT_SYMBOL_GPL(netgpu_queue_ring_size);
-
 /**
  * netgpu_queue_get_stats() - read a queue's counters
  * @q: the queue
@@ -612,11 +332,11 @@ EXPORT_SYMBOL_GPL(netgpu_queue_get_stats);
  */
 void netgpu_queue_set_index(struct netgpu_queue *q, u32 idx)
 {
-	q->prod.head = idx;
-	q->prod.pub = idx;
-	q->prod.cons = idx;
-	q->cons.tail = idx;
-	q->cons.prod = idx;
+	q->prod.cached_prod = idx;
+	q->prod.submitted = idx;
+	q->prod.cached_cons = idx;
+	q->cons.cached_cons = idx;
+	q->cons.cached_prod = idx;
 	WRITE_ONCE(q->ring->prod, idx);
 	WRITE_ONCE(q->ring->cons, idx);
 }
