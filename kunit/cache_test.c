@@ -22,10 +22,14 @@
 #include <linux/ptr_ring.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/timer.h>
+#include <linux/tracepoint.h>
+#include <trace/events/kmem.h>
 
 #include "cache.h"
 #include "fail_nth.h"
+#include "splat.h"
 
 /* Where a fixture buffer is. */
 enum {
@@ -169,6 +173,14 @@ static bool fx_avail(struct cache_fixture *fx, u32 n)
 	return ret;
 }
 
+static struct netgpu_cache_stats fx_stats(struct cache_fixture *fx)
+{
+	struct netgpu_cache_stats st;
+
+	netgpu_cache_get_stats(fx->c, &st);
+	return st;
+}
+
 /* Get everything back; every buffer must then be the test's. */
 static void fx_drain_and_check(struct cache_fixture *fx)
 {
@@ -182,6 +194,196 @@ static void fx_drain_and_check(struct cache_fixture *fx)
 	for (i = 0; i < fx->nr; i++)
 		KUNIT_EXPECT_EQ_MSG(fx->test, fx->where[i], BUF_TEST,
 				    "buffer %u lost in the cache", i);
+}
+
+/*
+ * Leak tracking for the fault sweeps.  While a window is open, every
+ * kmalloc() made by the case's own thread (task context only) is recorded
+ * from the kmalloc tracepoint, and crossed off when kfree() or
+ * kmem_cache_free() frees it, from any context.  What is left when the
+ * window closes was leaked by the code called inside it, whichever of its
+ * allocations that was: the unit does not count for the test.  Page and
+ * kmem_cache allocations are not recorded (vmalloc frees its vmap areas
+ * lazily), but vmalloc's own bookkeeping (the vm_struct, the page array)
+ * is kmalloc'ed, so a leaked vmalloc area shows too.  (The same tracker
+ * as in queue_test.c.)
+ */
+#define CT_LEAK_MAX	32
+
+struct ct_leak {
+	raw_spinlock_t		lock;
+	struct task_struct	*task;
+	bool			on;
+	bool			overflow;
+	u32			nr;		/* live entries in @ptr */
+	u32			seen;		/* allocations recorded in all */
+	const void		*ptr[CT_LEAK_MAX];
+	unsigned long		site[CT_LEAK_MAX];
+	size_t			size[CT_LEAK_MAX];
+	gfp_t			gfp[CT_LEAK_MAX];
+};
+
+static void ct_leak_kmalloc(void *data, unsigned long call_site,
+			    const void *ptr, size_t bytes_req,
+			    size_t bytes_alloc, gfp_t gfp_flags, int node)
+{
+	struct ct_leak *lk = data;
+	unsigned long flags;
+	u32 i;
+
+	if (!ptr || current != lk->task || !in_task() || !READ_ONCE(lk->on))
+		return;
+	raw_spin_lock_irqsave(&lk->lock, flags);
+	/* kmalloc() of more than a slab's worth reports the same object twice. */
+	for (i = 0; i < lk->nr; i++)
+		if (lk->ptr[i] == ptr)
+			goto out;
+	if (lk->nr < CT_LEAK_MAX) {
+		lk->ptr[lk->nr] = ptr;
+		lk->site[lk->nr] = call_site;
+		lk->size[lk->nr] = bytes_req;
+		lk->gfp[lk->nr] = gfp_flags;
+		WRITE_ONCE(lk->nr, lk->nr + 1);
+	} else {
+		lk->overflow = true;
+	}
+	lk->seen++;
+out:
+	raw_spin_unlock_irqrestore(&lk->lock, flags);
+}
+
+static void ct_leak_forget(struct ct_leak *lk, const void *ptr)
+{
+	unsigned long flags;
+	u32 i;
+
+	/* Every kfree() of the system comes here: nothing tracked, no lock. */
+	if (!READ_ONCE(lk->nr))
+		return;
+	raw_spin_lock_irqsave(&lk->lock, flags);
+	for (i = 0; i < lk->nr; i++) {
+		if (lk->ptr[i] != ptr)
+			continue;
+		WRITE_ONCE(lk->nr, lk->nr - 1);
+		lk->ptr[i] = lk->ptr[lk->nr];
+		lk->site[i] = lk->site[lk->nr];
+		lk->size[i] = lk->size[lk->nr];
+		lk->gfp[i] = lk->gfp[lk->nr];
+		break;
+	}
+	raw_spin_unlock_irqrestore(&lk->lock, flags);
+}
+
+static void ct_leak_kfree(void *data, unsigned long call_site,
+			  const void *ptr)
+{
+	ct_leak_forget(data, ptr);
+}
+
+static void ct_leak_kmem_cache_free(void *data, unsigned long call_site,
+				    const void *ptr,
+				    const struct kmem_cache *s)
+{
+	ct_leak_forget(data, ptr);
+}
+
+static void ct_leak_unregister(struct ct_leak *lk, int up_to)
+{
+	if (up_to > 2)
+		unregister_trace_kmem_cache_free(ct_leak_kmem_cache_free, lk);
+	if (up_to > 1)
+		unregister_trace_kfree(ct_leak_kfree, lk);
+	if (up_to > 0)
+		unregister_trace_kmalloc(ct_leak_kmalloc, lk);
+	/* No probe runs on @lk once this returns. */
+	tracepoint_synchronize_unregister();
+}
+
+static void ct_leak_stop(void *arg)
+{
+	ct_leak_unregister(arg, 3);
+}
+
+/* Probes on the kmem tracepoints for the rest of the case. */
+static struct ct_leak *ct_leak_start(struct kunit *test)
+{
+	struct ct_leak *lk;
+	int ret, up = 0;
+
+	lk = kunit_kzalloc(test, sizeof(*lk), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, lk);
+	raw_spin_lock_init(&lk->lock);
+	lk->task = current;
+
+	ret = register_trace_kmalloc(ct_leak_kmalloc, lk);
+	if (ret)
+		goto err_skip;
+	up = 1;
+	ret = register_trace_kfree(ct_leak_kfree, lk);
+	if (ret)
+		goto err_skip;
+	up = 2;
+	ret = register_trace_kmem_cache_free(ct_leak_kmem_cache_free, lk);
+	if (ret)
+		goto err_skip;
+
+	ret = kunit_add_action_or_reset(test, ct_leak_stop, lk);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	return lk;
+
+err_skip:
+	ct_leak_unregister(lk, up);
+	kunit_skip(test, "Test requires: CONFIG_TRACEPOINTS (kmem tracepoints: %d)",
+		   ret);
+	return NULL;
+}
+
+static void ct_leak_open(struct ct_leak *lk)
+{
+	WRITE_ONCE(lk->on, true);
+}
+
+/*
+ * Close the window and expect nothing it allocated to be live; @what
+ * names the window in the failure.  Returns the number of leaks.
+ */
+static u32 ct_leak_close(struct kunit *test, struct ct_leak *lk,
+			 const char *what, unsigned int nth)
+{
+	unsigned long flags;
+	u32 i, nr;
+
+	WRITE_ONCE(lk->on, false);
+	raw_spin_lock_irqsave(&lk->lock, flags);
+	nr = lk->nr;
+	raw_spin_unlock_irqrestore(&lk->lock, flags);
+
+	KUNIT_EXPECT_FALSE_MSG(test, lk->overflow, "%s: over %u allocations",
+			       what, CT_LEAK_MAX);
+	for (i = 0; i < nr; i++)
+		KUNIT_FAIL(test, "%s (fail_nth %u) leaked %zu bytes from %pS",
+			   what, nth, lk->size[i], (void *)lk->site[i]);
+	/* Start the next window empty whatever was left. */
+	raw_spin_lock_irqsave(&lk->lock, flags);
+	WRITE_ONCE(lk->nr, 0);
+	lk->overflow = false;
+	raw_spin_unlock_irqrestore(&lk->lock, flags);
+	return nr;
+}
+
+/* Is a live allocation of @size bytes charged to the memory cgroup? */
+static bool ct_leak_live_accounted(struct ct_leak *lk, size_t size)
+{
+	unsigned long flags;
+	bool found = false;
+	u32 i;
+
+	raw_spin_lock_irqsave(&lk->lock, flags);
+	for (i = 0; i < lk->nr; i++)
+		if (lk->size[i] == size && (lk->gfp[i] & __GFP_ACCOUNT))
+			found = true;
+	raw_spin_unlock_irqrestore(&lk->lock, flags);
+	return found;
 }
 
 /* ===== Test cases ===== */
@@ -255,8 +457,8 @@ static void netgpu_cache_test_any_handover(struct kunit *test)
 }
 
 /*
- * The RFC's mlx5e_netgpu_avail() looked at the NAPI tier only.  Buffers
- * in the locked tier count, and the answer is exact at the boundary.
+ * Buffers in the locked tier count as well as those of the NAPI tier,
+ * and the answer is exact at the boundary.
  */
 static void netgpu_cache_test_avail_all_tiers(struct kunit *test)
 {
@@ -317,10 +519,13 @@ static void netgpu_cache_test_capacity_full(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, fx_avail(fx, cap));
 	KUNIT_EXPECT_FALSE(test, fx_avail(fx, cap + 1));
 
-	/* One past: a caller bug, reported and not swallowed. */
+	/* One past: a caller bug, refused, counted and not swallowed. */
 	KUNIT_EXPECT_EQ(test, fx_put(fx, cap, p->napi), -ENOSPC);
 	KUNIT_EXPECT_EQ(test, fx->where[cap], BUF_TEST);
 	KUNIT_EXPECT_EQ(test, fx_count(fx), cap);
+	KUNIT_EXPECT_EQ(test, fx_stats(fx).napi.overflows, p->napi ? 1 : 0);
+	KUNIT_EXPECT_EQ(test, fx_stats(fx).any.overflows, p->napi ? 0 : 1);
+	KUNIT_EXPECT_EQ(test, fx_stats(fx).any.puts, p->napi ? 0 : cap);
 
 	if (p->napi) {
 		/* One get frees exactly one slot of the NAPI tier. */
@@ -442,7 +647,7 @@ static const struct random_param random_params[] = {
 	{ 1, 1, 2000 },
 	{ 2, 3, 5000 },
 	{ 0x5eed, 16, 20000 },
-	{ 0xdeadbeef, 63, 20000 },	/* the RFC's chunk size */
+	{ 0xdeadbeef, 63, 20000 },
 	{ 0xc0ffee, 64, 20000 },
 	{ 42, 257, 50000 },
 	{ 20260307, 4096, 50000 },
@@ -531,6 +736,7 @@ static void netgpu_cache_test_random(struct kunit *test)
 	swaps = run_random_sequence(fx, held, p->seed, p->ops);
 	kunit_info(test, "%u hand-overs from the locked tier", swaps);
 	KUNIT_EXPECT_GT(test, swaps, 0);
+	KUNIT_EXPECT_EQ(test, fx_stats(fx).napi.refills, swaps);
 	fx_drain_and_check(fx);
 }
 
@@ -543,17 +749,22 @@ static const u32 create_capacities[] = { 1, 100, 255, 1000, 65536 };
  * Fail the 1st, 2nd, ... allocation of netgpu_cache_create() until it
  * runs without reaching the armed one.  Each failed create returns
  * -ENOMEM and leaves nothing allocated; a create that survives an
- * injected failure (kvmalloc falling back to vmalloc) is a whole cache.
+ * injected failure (kvmalloc falling back to vmalloc) is a whole cache,
+ * charged to the memory cgroup, which destroy frees entirely.  The kmem
+ * tracepoints see every kmalloc of this thread, whether or not the cache
+ * knows it made it.
  */
 static void netgpu_cache_test_fault_create(struct kunit *test)
 {
-	u32 k, n, failures, survived;
+	u32 k, n, failures, survived, leaks = 0;
 	struct netgpu_cache *c;
+	struct ct_leak *lk;
 	unsigned int left;
-	int base;
+	bool accounted;
+	u32 capacity;
 
 	netgpu_kunit_need_fail_nth(test);
-	base = atomic_read(&netgpu_cache_nr_allocs);
+	lk = ct_leak_start(test);
 	for (k = 0; k < ARRAY_SIZE(create_capacities); k++) {
 		u32 cap = create_capacities[k];
 		size_t size = struct_size(c, slots, 2 * (size_t)cap);
@@ -561,28 +772,33 @@ static void netgpu_cache_test_fault_create(struct kunit *test)
 		failures = 0;
 		survived = 0;
 		for (n = 1; n < 10000; n++) {
+			ct_leak_open(lk);
 			current->fail_nth = n;
 			c = netgpu_cache_create(cap, NUMA_NO_NODE);
 			left = current->fail_nth;
 			current->fail_nth = 0;
 
 			if (IS_ERR(c)) {
+				/* Nothing allocated behind... */
+				leaks += ct_leak_close(test, lk,
+						       "failed create", n);
 				KUNIT_EXPECT_EQ(test, PTR_ERR(c), -ENOMEM);
-				/* The failure was the injected one... */
+				/* ...and the failure was the injected one. */
 				KUNIT_EXPECT_EQ(test, left, 0);
-				/* ...and left nothing allocated behind. */
-				KUNIT_EXPECT_EQ(test,
-						atomic_read(&netgpu_cache_nr_allocs),
-						base);
 				failures++;
 				continue;
 			}
-			KUNIT_EXPECT_EQ(test, atomic_read(&netgpu_cache_nr_allocs),
-					base + 1);
-			KUNIT_EXPECT_EQ(test, c->capacity, cap);
+			accounted = ct_leak_live_accounted(lk, size);
+			capacity = c->capacity;
 			netgpu_cache_destroy(c, NULL, NULL);
-			KUNIT_EXPECT_EQ(test, atomic_read(&netgpu_cache_nr_allocs),
-					base);
+			leaks += ct_leak_close(test, lk, "create and destroy",
+					       n);
+			KUNIT_EXPECT_EQ(test, capacity, cap);
+			/* Up to a page, kvmalloc() is kmalloc(). */
+			if (size <= PAGE_SIZE)
+				KUNIT_EXPECT_TRUE_MSG(test, accounted,
+						      "capacity %u: no __GFP_ACCOUNT allocation of %zu bytes",
+						      cap, size);
 			if (left)	/* the armed failure was never reached */
 				break;
 			survived++;
@@ -601,6 +817,8 @@ static void netgpu_cache_test_fault_create(struct kunit *test)
 			   "capacity %u (%zu bytes): %u allocations reached, %u failed creates, %u survived",
 			   cap, size, n - 1, failures, survived);
 	}
+	kunit_info(test, "%u kmallocs tracked, %u leaked", lk->seen, leaks);
+	KUNIT_EXPECT_GT(test, lk->seen, 0);
 }
 
 /*
@@ -627,108 +845,40 @@ static void netgpu_cache_test_fault_data_path(struct kunit *test)
 	fx_drain_and_check(fx);
 }
 
-/*
- * The RFC's netgpu_pgcache, reduced to its put paths: NAPI puts fill a
- * chunk of 63 and then take the spare or kmalloc(GFP_ATOMIC) a new one;
- * when that fails the buffer is gone ("lost to overflow").
- */
-#define RFC_CACHE_COUNT	63
+/* ----- Statistics ----- */
 
-struct rfc_chunk {
-	struct rfc_chunk	*next;
-	struct netgpu_buf	*buf[RFC_CACHE_COUNT];
-};
-
-struct rfc_model {
-	struct rfc_chunk	*napi;
-	struct rfc_chunk	*spare;
-	u32			napi_count;
-	u32			held;	/* buffers the model still has */
-	u32			lost;
-};
-
-/* netgpu_put_page_napi() of seed 009, with "lost to overflow" counted. */
-static void rfc_put_napi(struct rfc_model *m, struct netgpu_buf *buf)
+/* Each counter counts its own event, and nothing else does. */
+static void netgpu_cache_test_stats(struct kunit *test)
 {
-	struct rfc_chunk *spare;
-
-	if (m->napi_count < RFC_CACHE_COUNT) {
-		m->napi->buf[m->napi_count++] = buf;
-		m->held++;
-		return;
-	}
-	spare = m->spare;
-	if (spare) {
-		m->spare = NULL;
-	} else {
-		spare = kmalloc(sizeof(*spare), GFP_ATOMIC | __GFP_NOWARN);
-		if (!spare) {
-			m->lost++;
-			return;
-		}
-	}
-	spare->next = m->napi;
-	spare->buf[0] = buf;
-	m->napi = spare;
-	m->napi_count = 1;
-	m->held++;
-}
-
-static void rfc_model_free(struct rfc_model *m)
-{
-	struct rfc_chunk *chunk, *next;
-
-	kfree(m->spare);
-	for (chunk = m->napi; chunk; chunk = next) {
-		next = chunk->next;
-		kfree(chunk);
-	}
-}
-
-KUNIT_DEFINE_ACTION_WRAPPER(rfc_model_free_action, rfc_model_free,
-			    struct rfc_model *);
-
-static void netgpu_cache_test_rfc_lost_buffer(struct kunit *test)
-{
-	const u32 nr = 2 * RFC_CACHE_COUNT + 2;
-	struct cache_fixture *fx = fixture_create(test, nr, nr);
-	struct rfc_model *m;
-	unsigned int left;
+	struct cache_fixture *fx = fixture_create(test, 4, 5);
+	struct netgpu_cache_stats st = fx_stats(fx);
+	int got[4];
 	u32 i;
 
-	/* The RFC: a full chunk, no spare, and the next kmalloc fails. */
-	m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, m);
-	m->napi = kzalloc(sizeof(*m->napi), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, m->napi);
-	KUNIT_ASSERT_EQ(test, 0,
-			kunit_add_action_or_reset(test, rfc_model_free_action,
-						  m));
-	local_bh_disable();
-	for (i = 0; i < RFC_CACHE_COUNT; i++)
-		rfc_put_napi(m, &fx->bufs[i]);
-	current->fail_nth = 1;
-	rfc_put_napi(m, &fx->bufs[RFC_CACHE_COUNT]);
-	current->fail_nth = 0;
-	local_bh_enable();
-	/* This is what the checks below would see in the RFC. */
-	KUNIT_EXPECT_EQ(test, m->lost, 1);
-	KUNIT_EXPECT_EQ(test, m->held, RFC_CACHE_COUNT);
+	KUNIT_EXPECT_NULL(test, memchr_inv(&st, 0, sizeof(st)));
 
-	/* The same scenario against the cache, from both put paths. */
-	for (i = 0; i < RFC_CACHE_COUNT; i++)
-		fx_put_ok(fx, i, true);
-	for (i = 0; i < RFC_CACHE_COUNT; i++)
-		fx_put_ok(fx, RFC_CACHE_COUNT + i, false);
-	current->fail_nth = 1;
-	fx_put_ok(fx, 2 * RFC_CACHE_COUNT, true);
-	fx_put_ok(fx, 2 * RFC_CACHE_COUNT + 1, false);
-	left = current->fail_nth;
-	current->fail_nth = 0;
-	KUNIT_EXPECT_EQ_MSG(test, left, 1, "a put attempted an allocation");
+	KUNIT_EXPECT_EQ(test, fx_get(fx), -1);			/* empty */
+	for (i = 0; i < 4; i++)
+		fx_put_ok(fx, i, false);			/* any.puts */
+	KUNIT_EXPECT_EQ(test, fx_put(fx, 4, false), -ENOSPC);	/* any.overflows */
+	got[0] = fx_get(fx);					/* refills */
+	got[1] = fx_get(fx);					/* hits */
+	KUNIT_ASSERT_GE(test, got[0], 0);
+	KUNIT_ASSERT_GE(test, got[1], 0);
+	fx_put_ok(fx, got[0], true);
+	fx_put_ok(fx, got[1], true);
+	KUNIT_EXPECT_EQ(test, fx_put(fx, 4, true), -ENOSPC);	/* napi.overflows */
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_GE(test, fx_get(fx), 0);		/* hits */
+	KUNIT_EXPECT_EQ(test, fx_get(fx), -1);			/* empty */
 
-	KUNIT_EXPECT_EQ(test, fx_count(fx), nr);
-	KUNIT_EXPECT_TRUE(test, fx_avail(fx, nr));
+	st = fx_stats(fx);
+	KUNIT_EXPECT_EQ(test, st.napi.hits, 5);
+	KUNIT_EXPECT_EQ(test, st.napi.refills, 1);
+	KUNIT_EXPECT_EQ(test, st.napi.empty, 2);
+	KUNIT_EXPECT_EQ(test, st.napi.overflows, 1);
+	KUNIT_EXPECT_EQ(test, st.any.puts, 4);
+	KUNIT_EXPECT_EQ(test, st.any.overflows, 1);
 	fx_drain_and_check(fx);
 }
 
@@ -880,6 +1030,7 @@ static void conc_ctx_free(void *arg)
 static void netgpu_cache_test_concurrency(struct kunit *test)
 {
 	struct task_struct *prod[CONC_PRODUCERS], *cons;
+	struct netgpu_cache_stats st;
 	struct netgpu_buf *buf;
 	u32 i, count, drained = 0;
 	struct conc_ctx *cc;
@@ -948,6 +1099,14 @@ static void netgpu_cache_test_concurrency(struct kunit *test)
 		   atomic_long_read(&cc->puts_any),
 		   atomic_long_read(&cc->puts_timer));
 	KUNIT_EXPECT_EQ(test, drained, CONC_BUFS);
+	netgpu_cache_get_stats(cc->c, &st);
+	KUNIT_EXPECT_EQ(test, st.napi.hits + st.napi.refills,
+			atomic_long_read(&cc->gets) + drained);
+	KUNIT_EXPECT_EQ(test, st.any.puts,
+			atomic_long_read(&cc->puts_any) +
+			atomic_long_read(&cc->puts_timer));
+	KUNIT_EXPECT_EQ(test, st.napi.overflows, 0);
+	KUNIT_EXPECT_EQ(test, st.any.overflows, 0);
 	for (i = 0; i < CONC_BUFS; i++)
 		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&cc->where[i]), CB_DONE,
 				    "buffer %u", i);
@@ -972,13 +1131,16 @@ static struct kunit_case cache_test_cases[] = {
 	KUNIT_CASE_PARAM(netgpu_cache_test_random, random_gen_params),
 	KUNIT_CASE(netgpu_cache_test_fault_create),
 	KUNIT_CASE(netgpu_cache_test_fault_data_path),
-	KUNIT_CASE(netgpu_cache_test_rfc_lost_buffer),
+	KUNIT_CASE(netgpu_cache_test_stats),
 	KUNIT_CASE(netgpu_cache_test_concurrency),
 	{}
 };
 
 static struct kunit_suite cache_test_suite = {
 	.name = "netgpu_cache",
+	.suite_init = netgpu_splat_suite_init,
+	.suite_exit = netgpu_splat_suite_exit,
+	.exit = netgpu_splat_exit,
 	.test_cases = cache_test_cases,
 };
 

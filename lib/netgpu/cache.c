@@ -4,35 +4,22 @@
  * lockless tier for the NIC's NAPI context and a locked tier for puts
  * from anywhere else.  See the DOC comment in cache.h.
  *
- * The RFC's netgpu_pgcache grew by GFP_ATOMIC chunks on the put path and
- * dropped the buffer when that allocation failed.  Here both tiers are
- * sized at creation for every buffer the queue owns, so no put
- * allocates, and the hand-over between the tiers swaps two arrays.
+ * Both tiers are sized at creation for every buffer the queue owns, so no
+ * put allocates, and the hand-over between the tiers swaps two arrays.
  */
 
-#include <linux/atomic.h>
 #include <linux/err.h>
 #include <linux/export.h>
 #include <linux/kernel.h>
 #include <linux/minmax.h>
 #include <linux/overflow.h>
-#include <linux/printk.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 
 #include "cache.h"
 
-#if IS_ENABLED(CONFIG_NETGPU_KUNIT_TEST)
-atomic_t netgpu_cache_nr_allocs = ATOMIC_INIT(0);
-EXPORT_SYMBOL_GPL(netgpu_cache_nr_allocs);
-
-static void netgpu_cache_count_alloc(int delta)
-{
-	atomic_add(delta, &netgpu_cache_nr_allocs);
-}
-#else
-static void netgpu_cache_count_alloc(int delta) { }
-#endif
+/* any_stat_inc is intended to be used under c->lock */
+#define any_stat_inc(c, __stat)	(++(c)->any_stats.__stat)
 
 /**
  * netgpu_cache_create() - create the buffer cache of an interface queue
@@ -41,7 +28,8 @@ static void netgpu_cache_count_alloc(int delta) { }
  * @nid: NUMA node for the cache's memory, or NUMA_NO_NODE
  *
  * The cache is made of one allocation: it either exists whole or
- * nothing was allocated.
+ * nothing was allocated.  It is charged to the caller's memory cgroup
+ * (up to 256 MiB at %NETGPU_CACHE_MAX_CAPACITY).
  *
  * Context: process context, may sleep.
  * Return: the empty cache; ERR_PTR(-EINVAL) when @capacity is 0 or above
@@ -58,10 +46,9 @@ struct netgpu_cache *netgpu_cache_create(u32 capacity, int nid)
 
 	/* Can't overflow: 2 * NETGPU_CACHE_MAX_CAPACITY slots fit an int. */
 	c = kvzalloc_node(struct_size(c, slots, 2 * (size_t)capacity),
-			  GFP_KERNEL | __GFP_NOWARN, nid);
+			  GFP_KERNEL_ACCOUNT | __GFP_NOWARN, nid);
 	if (!c)
 		return ERR_PTR(-ENOMEM);
-	netgpu_cache_count_alloc(1);
 
 	c->capacity = capacity;
 	c->napi = c->slots;
@@ -113,33 +100,9 @@ void netgpu_cache_destroy(struct netgpu_cache *c,
 		netgpu_cache_release_tier(c->any, c->any_count, release, arg);
 	}
 
-	netgpu_cache_count_alloc(-1);
 	kvfree(c);
 }
 EXPORT_SYMBOL_GPL(netgpu_cache_destroy);
-
-/**
- * netgpu_cache_put_overflow() - report a put into a full tier
- * @c: the cache
- * @buf: the buffer that did not fit
- *
- * Slow path of netgpu_cache_put_napi() and netgpu_cache_put_any(): the
- * tier already holds as many buffers as were attached to the queue, so
- * the caller put more than it owns.  The buffer is not dropped: the
- * caller keeps it and handles the error.  Reported without a backtrace
- * so that the tests exercising it leave a clean log.
- *
- * Context: any context.
- * Return: -ENOSPC.
- */
-noinline int netgpu_cache_put_overflow(struct netgpu_cache *c,
-				       struct netgpu_buf *buf)
-{
-	pr_err_ratelimited("netgpu: buffer cache full (capacity %u): put refused, the caller keeps the buffer\n",
-			   c->capacity);
-	return -ENOSPC;
-}
-EXPORT_SYMBOL_GPL(netgpu_cache_put_overflow);
 
 /**
  * netgpu_cache_put_any() - give a buffer back from any context
@@ -153,55 +116,64 @@ EXPORT_SYMBOL_GPL(netgpu_cache_put_overflow);
  * Context: process or softirq context, any CPU; not in hard IRQ context
  * or with interrupts disabled.  Takes and releases the cache lock (BH).
  * Return: 0 when @c now owns @buf; -ENOSPC when the locked tier is full,
- * which is a caller bug (more buffers put than attached): @buf stays the
- * caller's.
+ * which is a caller bug (more buffers put than attached), counted in
+ * &netgpu_cache_any_stats.overflows: @buf stays the caller's.
  */
 int netgpu_cache_put_any(struct netgpu_cache *c, struct netgpu_buf *buf)
 {
 	u32 count;
+	int ret = 0;
 
 	lockdep_assert_no_hardirq();
+	/* A NULL in a tier would read as "cache empty" to a get. */
+	DEBUG_NET_WARN_ON_ONCE(!buf);
 
 	spin_lock_bh(&c->lock);
 	count = c->any_count;
 	if (unlikely(count >= c->capacity)) {
-		spin_unlock_bh(&c->lock);
-		return netgpu_cache_put_overflow(c, buf);
+		any_stat_inc(c, overflows);
+		ret = -ENOSPC;
+	} else {
+		c->any[count] = buf;
+		/* Pairs with the READ_ONCE()s of the NAPI context's peeks. */
+		WRITE_ONCE(c->any_count, count + 1);
+		any_stat_inc(c, puts);
 	}
-	c->any[count] = buf;
-	/* Pairs with the READ_ONCE()s of the NAPI context's peeks. */
-	WRITE_ONCE(c->any_count, count + 1);
 	spin_unlock_bh(&c->lock);
 
-	return 0;
+	return ret;
 }
 EXPORT_SYMBOL_GPL(netgpu_cache_put_any);
 
 /**
- * netgpu_cache_get_slow() - take a buffer when the NAPI tier is empty
+ * __netgpu_cache_get_slow() - take a buffer when the NAPI tier is empty
  * @c: the cache
  *
  * Slow path of netgpu_cache_get_napi(), which calls it only when the
- * NAPI tier is empty: moves every buffer of the locked tier to the NAPI
- * tier in one batch (the two arrays are exchanged under the lock), then
- * takes one.
+ * NAPI tier is empty; not for other callers.  Moves every buffer of the
+ * locked tier to the NAPI tier in one batch (the two arrays are
+ * exchanged under the lock), then takes one.
  *
  * Context: the queue's NAPI context (softirq, or BH disabled).
  * Return: a buffer now owned by the caller, or NULL when both tiers are
  * empty.
  */
-noinline struct netgpu_buf *netgpu_cache_get_slow(struct netgpu_cache *c)
+noinline struct netgpu_buf *__netgpu_cache_get_slow(struct netgpu_cache *c)
 {
 	u32 count;
 
 	lockdep_assert_in_softirq();
+	/* A caller bug: the swap below would hide the NAPI tier's buffers. */
+	DEBUG_NET_WARN_ON_ONCE(c->napi_count);
 
 	/*
 	 * Peek without the lock: a zero may miss a put in progress, which
 	 * the next get will see.  Matches the WRITE_ONCE() in put_any.
 	 */
-	if (!READ_ONCE(c->any_count))
+	if (!READ_ONCE(c->any_count)) {
+		netgpu_cache_napi_stat_inc(c, empty);
 		return NULL;
+	}
 
 	/*
 	 * Only this context takes buffers out of the locked tier, so it
@@ -214,7 +186,33 @@ noinline struct netgpu_buf *netgpu_cache_get_slow(struct netgpu_cache *c)
 	WRITE_ONCE(c->any_count, 0);
 	spin_unlock(&c->lock);
 
+	netgpu_cache_napi_stat_inc(c, refills);
 	c->napi_count = --count;
 	return c->napi[count];
 }
-EXPORT_SYMBOL_GPL(netgpu_cache_get_slow);
+EXPORT_SYMBOL_GPL(__netgpu_cache_get_slow);
+
+/**
+ * netgpu_cache_get_stats() - read a cache's statistics
+ * @c: the cache
+ * @stats: filled in
+ *
+ * The locked tier's counters are read under the cache lock and are
+ * exact; the NAPI tier's are written by the NAPI context without a lock
+ * and are exact only while that context is quiet.
+ *
+ * Context: process or softirq context; takes the cache lock (BH).
+ */
+void netgpu_cache_get_stats(struct netgpu_cache *c,
+			    struct netgpu_cache_stats *stats)
+{
+	stats->napi.hits = READ_ONCE(c->napi_stats.hits);
+	stats->napi.refills = READ_ONCE(c->napi_stats.refills);
+	stats->napi.empty = READ_ONCE(c->napi_stats.empty);
+	stats->napi.overflows = READ_ONCE(c->napi_stats.overflows);
+
+	spin_lock_bh(&c->lock);
+	stats->any = c->any_stats;
+	spin_unlock_bh(&c->lock);
+}
+EXPORT_SYMBOL_GPL(netgpu_cache_get_stats);

@@ -11,6 +11,7 @@
 #include <linux/lockdep.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <net/net_debug.h>
 
 #include "buf.h"
 
@@ -38,27 +39,72 @@
  * attached buffer is at any time with the NIC, with user space or in this
  * cache, so the cache never holds more than its capacity and a put never
  * needs memory: nothing is allocated after netgpu_cache_create(), and no
- * buffer can be lost to a failed allocation (the RFC's
- * "lost to overflow").  A put into a full tier means the caller put a
- * buffer it did not own, or more buffers than it attached: the put
- * reports it (-ENOSPC, and a rate-limited message) and the caller still
- * owns the buffer.
+ * buffer can be lost to a failed allocation.  A put into a full tier
+ * means the caller put a buffer it did not own, or more buffers than it
+ * attached: the put fails with -ENOSPC, counts it in the cache's
+ * statistics, and the caller still owns the buffer.
  *
  * **Counts** are exact: netgpu_cache_count() adds both tiers.
+ *
+ * **Statistics** (&struct netgpu_cache_stats) count hits, hand-overs and
+ * refused puts per cache, each in the context that owns its tier, for
+ * netgpu_cache_get_stats().
  *
  * **Teardown** (netgpu_cache_destroy()) hands every cached buffer back
  * to its owner exactly once.
  */
 
 /**
+ * struct netgpu_cache_napi_stats - NAPI-tier statistics
+ * @hits: gets served by the NAPI tier as it was
+ * @refills: gets that first handed the locked tier over to the NAPI tier
+ * @empty: gets that found both tiers empty
+ * @overflows: NAPI puts refused because the NAPI tier was full
+ *
+ * Written by the queue's NAPI context only.  A successful get counts in
+ * either @hits or @refills.
+ */
+struct netgpu_cache_napi_stats {
+	u64 hits;
+	u64 refills;
+	u64 empty;
+	u64 overflows;
+};
+
+/**
+ * struct netgpu_cache_any_stats - locked-tier statistics
+ * @puts: buffers put into the locked tier
+ * @overflows: puts refused because the locked tier was full
+ *
+ * Written under the cache lock only.
+ */
+struct netgpu_cache_any_stats {
+	u64 puts;
+	u64 overflows;
+};
+
+/**
+ * struct netgpu_cache_stats - statistics of one buffer cache
+ * @napi: the NAPI tier's counters
+ * @any: the locked tier's counters
+ */
+struct netgpu_cache_stats {
+	struct netgpu_cache_napi_stats napi;
+	struct netgpu_cache_any_stats any;
+};
+
+/**
  * struct netgpu_cache - free buffers of one interface queue
  * @napi: the NAPI tier, a stack of @napi_count buffers
  * @napi_count: number of buffers in @napi
  * @capacity: slots in each tier
- * @lock: protects @any and @any_count, and the exchange of @napi and @any
+ * @napi_stats: counters of the NAPI context
+ * @lock: protects @any and @any_count, @any_stats, and the exchange of
+ *	@napi and @any
  * @any: the locked tier, @any_count buffers
  * @any_count: number of buffers in @any; written under @lock, read
  *	without it by the NAPI context (READ_ONCE) as a hint
+ * @any_stats: counters of the locked tier
  * @slots: storage of both tiers, 2 * @capacity entries
  *
  * The NAPI fields and the locked tier sit on separate cache lines: puts
@@ -69,15 +115,17 @@ struct netgpu_cache {
 	struct netgpu_buf	**napi;
 	u32			napi_count;
 	u32			capacity;
+	struct netgpu_cache_napi_stats napi_stats;
 
 	/*
 	 * Locked tier.
-	 * Protects: any, any_count, and swapping napi with any.
+	 * Protects: any, any_count, any_stats, and swapping napi with any.
 	 * Ordering: innermost; nothing else is taken under it.
 	 */
 	spinlock_t		lock ____cacheline_aligned_in_smp;
 	struct netgpu_buf	**any;
 	u32			any_count;
+	struct netgpu_cache_any_stats any_stats;
 
 	struct netgpu_buf	*slots[] ____cacheline_aligned_in_smp;
 };
@@ -90,13 +138,12 @@ void netgpu_cache_destroy(struct netgpu_cache *c,
 			  void (*release)(struct netgpu_buf *buf, void *arg),
 			  void *arg);
 int netgpu_cache_put_any(struct netgpu_cache *c, struct netgpu_buf *buf);
-struct netgpu_buf *netgpu_cache_get_slow(struct netgpu_cache *c);
-int netgpu_cache_put_overflow(struct netgpu_cache *c, struct netgpu_buf *buf);
+void netgpu_cache_get_stats(struct netgpu_cache *c,
+			    struct netgpu_cache_stats *stats);
+struct netgpu_buf *__netgpu_cache_get_slow(struct netgpu_cache *c);
 
-#if IS_ENABLED(CONFIG_NETGPU_KUNIT_TEST)
-/* Live allocations made by the cache, for the KUnit suite's leak checks. */
-extern atomic_t netgpu_cache_nr_allocs;
-#endif
+/* netgpu_cache_napi_stat_inc() is intended for the queue's NAPI context */
+#define netgpu_cache_napi_stat_inc(c, __stat)	(++(c)->napi_stats.__stat)
 
 /**
  * netgpu_cache_get_napi() - take a free buffer from the cache
@@ -115,10 +162,12 @@ static inline struct netgpu_buf *netgpu_cache_get_napi(struct netgpu_cache *c)
 	lockdep_assert_in_softirq();
 
 	/* fast path */
-	if (likely(c->napi_count))
+	if (likely(c->napi_count)) {
+		netgpu_cache_napi_stat_inc(c, hits);
 		return c->napi[--c->napi_count];
+	}
 
-	return netgpu_cache_get_slow(c);
+	return __netgpu_cache_get_slow(c);
 }
 
 /**
@@ -132,13 +181,15 @@ static inline struct netgpu_buf *netgpu_cache_get_napi(struct netgpu_cache *c)
  * Context: the queue's NAPI context (softirq, or BH disabled), never
  * concurrently with another NAPI-tier call on @c.
  * Return: 0 when @c now owns @buf; -ENOSPC when the NAPI tier is full,
- * which is a caller bug (more buffers put than attached): @buf stays the
- * caller's.
+ * which is a caller bug (more buffers put than attached), counted in
+ * &netgpu_cache_napi_stats.overflows: @buf stays the caller's.
  */
 static inline int netgpu_cache_put_napi(struct netgpu_cache *c,
 					struct netgpu_buf *buf)
 {
 	lockdep_assert_in_softirq();
+	/* A NULL in a tier would read as "cache empty" to a get. */
+	DEBUG_NET_WARN_ON_ONCE(!buf);
 
 	/* fast path */
 	if (likely(c->napi_count < c->capacity)) {
@@ -146,7 +197,8 @@ static inline int netgpu_cache_put_napi(struct netgpu_cache *c,
 		return 0;
 	}
 
-	return netgpu_cache_put_overflow(c, buf);
+	netgpu_cache_napi_stat_inc(c, overflows);
+	return -ENOSPC;
 }
 
 /**
