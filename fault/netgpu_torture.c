@@ -42,6 +42,7 @@
 #include "mem.h"
 #include "mock_gpu.h"
 #include "queue.h"
+#include "splat.h"
 
 MODULE_IMPORT_NS(DMA_BUF);
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
@@ -767,6 +768,9 @@ static struct kunit_case netgpu_torture_cases[] = {
 
 static struct kunit_suite netgpu_torture_suite = {
 	.name = "netgpu_torture",
+	.suite_init = netgpu_splat_suite_init,
+	.suite_exit = netgpu_splat_suite_exit,
+	.exit = netgpu_splat_exit_kmemleak,
 	.test_cases = netgpu_torture_cases,
 };
 

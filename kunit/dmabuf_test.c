@@ -35,6 +35,7 @@
 #include "fail_nth.h"
 #include "mem.h"
 #include "mock_gpu.h"
+#include "splat.h"
 
 MODULE_IMPORT_NS(DMA_BUF);
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
@@ -1040,7 +1041,10 @@ static struct kunit_case dmabuf_test_cases[] = {
 
 static struct kunit_suite dmabuf_test_suite = {
 	.name = "netgpu_dmabuf",
+	.suite_init = netgpu_splat_suite_init,
+	.suite_exit = netgpu_splat_suite_exit,
 	.init = dmabuf_test_init,
+	.exit = netgpu_splat_exit,
 	.test_cases = dmabuf_test_cases,
 };
 

@@ -20,6 +20,8 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "splat.h"
+
 /* The value of @opt (including its '=') on the command line, or @def. */
 static bool cmdline_bool(const char *opt, bool def)
 {
@@ -102,6 +104,9 @@ static struct kunit_case fault_inject_test_cases[] = {
 
 static struct kunit_suite fault_inject_test_suite = {
 	.name = "netgpu_fault",
+	.suite_init = netgpu_splat_suite_init,
+	.suite_exit = netgpu_splat_suite_exit,
+	.exit = netgpu_splat_exit,
 	.test_cases = fault_inject_test_cases,
 };
 

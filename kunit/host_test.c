@@ -29,6 +29,7 @@
 #include "fail_nth.h"
 #include "mem.h"
 #include "mock_gpu.h"
+#include "splat.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
@@ -794,6 +795,9 @@ static struct kunit_case host_test_cases[] = {
 
 static struct kunit_suite host_test_suite = {
 	.name = "netgpu_host",
+	.suite_init = netgpu_splat_suite_init,
+	.suite_exit = netgpu_splat_suite_exit,
+	.exit = netgpu_splat_exit,
 	.test_cases = host_test_cases,
 };
 

@@ -27,6 +27,7 @@
 #include "fail_nth.h"
 #include "mem.h"
 #include "mock_gpu.h"
+#include "splat.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
@@ -1374,7 +1375,10 @@ static struct kunit_case mem_test_cases[] = {
 
 static struct kunit_suite mem_test_suite = {
 	.name = "netgpu_mem",
+	.suite_init = netgpu_splat_suite_init,
+	.suite_exit = netgpu_splat_suite_exit,
 	.init = mem_test_init,
+	.exit = netgpu_splat_exit,
 	.test_cases = mem_test_cases,
 };
 
