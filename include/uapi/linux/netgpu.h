@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * netgpu: zero-copy receive into host or dma-buf memory.  The user ABI of
+ * /dev/netgpu_mem, /dev/netgpu and the queue file descriptors they create.
+ */
+#ifndef _UAPI_LINUX_NETGPU_H
+#define _UAPI_LINUX_NETGPU_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+/**
+ * DOC: netgpu user ABI
+ *
+ * Two misc devices and two kinds of file descriptor they hand out:
+ *
+ * - ``/dev/netgpu_mem``: each open is one memory area.  NETGPU_MEM_IOCTL_*
+ *   add regions to it (pinned host memory, or a dma-buf) and remove them.
+ * - ``/dev/netgpu``: each open is one context.  NETGPU_CTX_IOCTL_* attach
+ *   a network device of the caller's network namespace, attach regions
+ *   of memory areas, bind an rx queue of the device (an interface-queue
+ *   fd, on which the fill ring is mapped) and attach TCP sockets (a
+ *   socket-queue fd, on which the rx ring is mapped).
+ *
+ * Every argument is a struct of fixed size and layout, the same for 32-
+ * and 64-bit processes: pointers are passed as __u64, padding is explicit.
+ * The size of the struct is encoded in the command (_IOC_SIZE()); the
+ * kernel accepts any size from the first version of the struct
+ * (``NETGPU_*_SIZE_VER0``) up, as copy_struct_from_user() does: bytes
+ * past the end of the struct it knows must be zero (else ``-E2BIG``),
+ * fields a shorter struct lacks read as zero.  Structs the kernel writes
+ * back are written up to the smaller of the two sizes.  Reserved fields
+ * (``resv``, ``pad``) and flags with no defined meaning must be zero
+ * (else ``-EINVAL``).  An unknown command, or a command of one file on
+ * another, fails with ``-ENOTTY``.
+ *
+ * The ioctl numbers of all files come from one range, so that no command
+ * of one file means something on another.
+ */
+
+#define NETGPU_IOCTL_TYPE		0xB9
+
+/* ===== Memory areas: /dev/netgpu_mem ===== */
+
+/* Kinds of memory a region may be backed by (&struct netgpu_add_region) */
+#define NETGPU_REGION_HOST		1
+#define NETGPU_REGION_DMABUF		2
+
+/**
+ * struct netgpu_add_region - argument of NETGPU_MEM_IOCTL_ADD_REGION
+ * @type: NETGPU_REGION_HOST or NETGPU_REGION_DMABUF
+ * @flags: none defined; 0
+ * @addr: host: the page-aligned user address of the memory; dma-buf: the
+ *	page-aligned address by which user space knows the buffer's first
+ *	byte (addresses in fill rings and rx descriptors are of this space)
+ * @len: host: the length in bytes, a multiple of the page size; dma-buf:
+ *	0 or the buffer's size
+ * @dmabuf_fd: dma-buf: the buffer's file descriptor; host: 0
+ * @pad: 0
+ * @resv: 0
+ *
+ * Regions of one area may overlap; regions attached to one context may
+ * not.  Host memory is pinned and charged to the caller's RLIMIT_MEMLOCK
+ * unless the opener of the area had CAP_IPC_LOCK.
+ */
+struct netgpu_add_region {
+	__u32	type;
+	__u32	flags;
+	__u64	addr;
+	__u64	len;
+	__s32	dmabuf_fd;
+	__u32	pad;
+	__u64	resv[2];
+};
+
+#define NETGPU_ADD_REGION_SIZE_VER0	48
+
+/**
+ * struct netgpu_remove_region - argument of NETGPU_MEM_IOCTL_REMOVE_REGION
+ * @region_id: what NETGPU_MEM_IOCTL_ADD_REGION returned
+ * @flags: none defined; 0
+ * @resv: 0
+ *
+ * The region is revoked: it leaves the area and is detached from every
+ * context it is attached to; its memory is unpinned (or the dma-buf
+ * released) once the devices hold none of its buffers.  A later region
+ * of the area may get the same id.
+ */
+struct netgpu_remove_region {
+	__u32	region_id;
+	__u32	flags;
+	__u64	resv;
+};
+
+#define NETGPU_REMOVE_REGION_SIZE_VER0	16
+
+/*
+ * NETGPU_MEM_IOCTL_ADD_REGION returns the region's id (> 0), unique in
+ * its area; NETGPU_MEM_IOCTL_REMOVE_REGION returns 0.
+ */
+#define NETGPU_MEM_IOCTL_ADD_REGION \
+	_IOW(NETGPU_IOCTL_TYPE, 0x01, struct netgpu_add_region)
+#define NETGPU_MEM_IOCTL_REMOVE_REGION \
+	_IOW(NETGPU_IOCTL_TYPE, 0x02, struct netgpu_remove_region)
+
+/* ===== Rings ===== */
+
+/**
+ * DOC: netgpu ring layout
+ *
+ * A ring is one mapping: a &struct netgpu_ring header, then the entries,
+ * starting at byte ``sizeof(struct netgpu_ring)`` (384).  The entry count
+ * is a power of two; entry ``i`` lives in slot ``i & (entries - 1)``.
+ * ``prod`` and ``cons`` are free-running __u32 indices: the producer
+ * writes ``prod``, the consumer writes ``cons``, and ``prod - cons`` (mod
+ * 2^32) is the number of entries in the ring.  A producer publishes
+ * entries with a store-release of ``prod`` after writing them; a consumer
+ * reads ``prod`` with a load-acquire before reading the entries, and
+ * publishes ``cons`` with a store-release once it is done with them.
+ * ``flags`` is written by the kernel and read by user space; no flag is
+ * defined yet, user space must ignore the bits it does not know.
+ *
+ * The three words are NETGPU_RING_ALIGN bytes apart, so that they sit on
+ * different cache lines (and 128-byte line pairs); the layout is the same
+ * whatever the machine's cache line size.
+ *
+ * The rings and their entries:
+ *
+ * - fill ring (user space produces, the kernel consumes): __u64 buffer
+ *   addresses, each the start of a buffer user space gives back; mapped
+ *   at NETGPU_OFF_FILL_RING of an interface-queue fd.
+ * - rx ring (the kernel produces, user space consumes): &struct
+ *   netgpu_rx_desc; mapped at NETGPU_OFF_RX_RING of a socket-queue fd.
+ * - completion ring (the kernel produces): __u64 buffer addresses;
+ *   mapped at NETGPU_OFF_COMPLETION_RING of a socket-queue fd.  Reserved
+ *   for zero-copy transmit: no ring of this kind can be created yet.
+ *
+ * The size to map is the ``mmap_size`` the kernel returned in the ring's
+ * &struct netgpu_queue_geom, at its ``mmap_offset``.
+ */
+#define NETGPU_RING_ALIGN		128
+
+#define NETGPU_OFF_FILL_RING		0x000000000ULL
+#define NETGPU_OFF_RX_RING		0x080000000ULL
+#define NETGPU_OFF_COMPLETION_RING	0x100000000ULL
+
+/* Most entries a ring may have, a power of two (2^20) */
+#define NETGPU_QUEUE_MAX_ENTRIES	0x100000U
+
+/**
+ * struct netgpu_ring - header of a mapped ring
+ * @prod: producer index, written by the producer only
+ * @pad1: keeps @cons off @prod's cache lines
+ * @cons: consumer index, written by the consumer only
+ * @pad2: keeps @flags off @cons's cache lines
+ * @flags: ring flags, written by the kernel; none defined yet (reads 0)
+ * @pad3: keeps the entries off @flags's cache lines
+ */
+struct netgpu_ring {
+	__u32	prod;
+	__u32	pad1[NETGPU_RING_ALIGN / sizeof(__u32) - 1];
+	__u32	cons;
+	__u32	pad2[NETGPU_RING_ALIGN / sizeof(__u32) - 1];
+	__u32	flags;
+	__u32	pad3[NETGPU_RING_ALIGN / sizeof(__u32) - 1];
+};
+
+/**
+ * struct netgpu_rx_desc - entry of the rx ring
+ * @addr: address of the data, in the address space of the regions
+ *	attached to the context (&struct netgpu_add_region.addr)
+ * @len: length of the data in bytes
+ * @flags: none defined yet; 0
+ *
+ * The buffer holding @addr belongs to user space from the time the
+ * descriptor is in the ring until user space gives it back on the fill
+ * ring of the interface queue it came from.
+ */
+struct netgpu_rx_desc {
+	__u64	addr;
+	__u32	len;
+	__u32	flags;
+};
+
+/**
+ * struct netgpu_queue_geom - the geometry of a ring
+ * @entries: in: entry count, 1 to NETGPU_QUEUE_MAX_ENTRIES; out: rounded
+ *	up to a power of two
+ * @entry_size: in: size of one entry, that of the ring's kind (8 for the
+ *	fill and completion rings, sizeof(struct netgpu_rx_desc) for the rx
+ *	ring)
+ * @mmap_offset: out: the offset to pass to mmap()
+ * @mmap_size: out: the number of bytes to map, header and entries
+ */
+struct netgpu_queue_geom {
+	__u32	entries;
+	__u32	entry_size;
+	__u64	mmap_offset;
+	__u64	mmap_size;
+};
+
+/* ===== Contexts: /dev/netgpu ===== */
+
+/**
+ * struct netgpu_attach_dev - argument of NETGPU_CTX_IOCTL_ATTACH_DEV
+ * @ifindex: the device, in the caller's network namespace
+ * @flags: none defined; 0
+ * @resv: 0
+ *
+ * Needs CAP_NET_ADMIN in the user namespace owning the caller's network
+ * namespace.  A context has at most one device, for its life: when the
+ * device is unregistered (or leaves the namespace) the context detaches
+ * everything from it and every later call on the context fails with
+ * ``-ENODEV``.
+ */
+struct netgpu_attach_dev {
+	__s32	ifindex;
+	__u32	flags;
+	__u64	resv;
+};
+
+#define NETGPU_ATTACH_DEV_SIZE_VER0	16
+
+/**
+ * struct netgpu_attach_region - argument of NETGPU_CTX_IOCTL_ATTACH_REGION
+ *	and NETGPU_CTX_IOCTL_DETACH_REGION
+ * @mem_fd: a file descriptor of /dev/netgpu_mem (the memory area)
+ * @region_id: the region, as NETGPU_MEM_IOCTL_ADD_REGION returned it
+ * @flags: none defined; 0
+ * @pad: 0
+ * @resv: 0
+ *
+ * Attaching maps the region for the context's device; the attachment
+ * holds the region (and what backs it) until it is detached, the context
+ * is released or the region is removed.
+ */
+struct netgpu_attach_region {
+	__s32	mem_fd;
+	__u32	region_id;
+	__u32	flags;
+	__u32	pad;
+	__u64	resv;
+};
+
+#define NETGPU_ATTACH_REGION_SIZE_VER0	24
+
+/* &struct netgpu_bind_queue.flags: bind any rx queue not bound yet */
+#define NETGPU_BIND_QUEUE_ANY		(1U << 0)
+
+/**
+ * struct netgpu_bind_queue - argument of NETGPU_CTX_IOCTL_BIND_QUEUE
+ * @queue_id: in: the rx queue of the device (0 with NETGPU_BIND_QUEUE_ANY);
+ *	out: the rx queue bound
+ * @flags: NETGPU_BIND_QUEUE_ANY, or 0
+ * @fill: in/out: the geometry of the fill ring
+ * @resv: 0
+ *
+ * Returns an interface-queue fd: mmap() it at @fill.mmap_offset for
+ * @fill.mmap_size bytes to reach the fill ring; poll() reports
+ * ``EPOLLOUT`` while the fill ring has room, ``EPOLLERR | EPOLLHUP`` once
+ * the queue stopped (device gone, a region revoked); NETGPU_IOCTL_GET_STATS
+ * reads its counters.
+ */
+struct netgpu_bind_queue {
+	__u32	queue_id;
+	__u32	flags;
+	struct netgpu_queue_geom fill;
+	__u64	resv[2];
+};
+
+#define NETGPU_BIND_QUEUE_SIZE_VER0	48
+
+/**
+ * struct netgpu_attach_socket - argument of NETGPU_CTX_IOCTL_ATTACH_SOCKET
+ * @sock_fd: a TCP socket (IPv4 or IPv6) of the context's device
+ * @flags: none defined; 0
+ * @rx: in/out: the geometry of the rx ring
+ * @completion: reserved for the completion ring of zero-copy transmit;
+ *	all 0
+ * @resv: 0
+ *
+ * Returns a socket-queue fd: mmap() it at @rx.mmap_offset for
+ * @rx.mmap_size bytes to reach the rx ring.
+ */
+struct netgpu_attach_socket {
+	__s32	sock_fd;
+	__u32	flags;
+	struct netgpu_queue_geom rx;
+	struct netgpu_queue_geom completion;
+	__u64	resv[2];
+};
+
+#define NETGPU_ATTACH_SOCKET_SIZE_VER0	72
+
+/**
+ * struct netgpu_stats - counters of NETGPU_IOCTL_GET_STATS
+ * @fill_taken: fill entries taken: buffers user space gave back
+ * @fill_bad_index: times the fill ring's producer index was out of range
+ *	(behind the entries already read, or more than a ring ahead) and
+ *	was ignored
+ * @fill_unaligned: fill entries skipped: not the start of a buffer
+ * @fill_no_region: fill entries skipped: in no region attached to the
+ *	context
+ * @fill_never_given: fill entries skipped: a buffer the kernel never
+ *	handed to user space
+ * @fill_twice: fill entries skipped: a buffer already given back
+ * @fill_in_nic: fill entries skipped: a buffer posted to the NIC
+ * @fill_in_stack: fill entries skipped: a buffer held by the network stack
+ * @bufs_cache: buffers in the free cache, now
+ * @bufs_nic: buffers posted to the NIC, now
+ * @bufs_stack: buffers held by the network stack, now
+ * @bufs_rx_ring: buffers in rx ring descriptors user space has not
+ *	consumed, now
+ * @bufs_user: buffers user space holds (consumed from an rx ring, not yet
+ *	given back), now
+ *
+ * The ``fill_*`` counters count since the queue was bound, the ``bufs_*``
+ * gauges are a snapshot.  On a context fd, the sums over its interface
+ * queues (all 0 while none is bound).
+ */
+struct netgpu_stats {
+	__u64	fill_taken;
+	__u64	fill_bad_index;
+	__u64	fill_unaligned;
+	__u64	fill_no_region;
+	__u64	fill_never_given;
+	__u64	fill_twice;
+	__u64	fill_in_nic;
+	__u64	fill_in_stack;
+	__u64	bufs_cache;
+	__u64	bufs_nic;
+	__u64	bufs_stack;
+	__u64	bufs_rx_ring;
+	__u64	bufs_user;
+};
+
+#define NETGPU_STATS_SIZE_VER0		104
+
+/*
+ * ATTACH_DEV, ATTACH_REGION, DETACH_REGION return 0; BIND_QUEUE returns an
+ * interface-queue fd and ATTACH_SOCKET a socket-queue fd (both O_CLOEXEC).
+ * NETGPU_IOCTL_GET_STATS works on a context fd and on an interface-queue
+ * fd.
+ */
+#define NETGPU_CTX_IOCTL_ATTACH_DEV \
+	_IOW(NETGPU_IOCTL_TYPE, 0x10, struct netgpu_attach_dev)
+#define NETGPU_CTX_IOCTL_ATTACH_REGION \
+	_IOW(NETGPU_IOCTL_TYPE, 0x11, struct netgpu_attach_region)
+#define NETGPU_CTX_IOCTL_DETACH_REGION \
+	_IOW(NETGPU_IOCTL_TYPE, 0x12, struct netgpu_attach_region)
+#define NETGPU_CTX_IOCTL_BIND_QUEUE \
+	_IOWR(NETGPU_IOCTL_TYPE, 0x13, struct netgpu_bind_queue)
+#define NETGPU_CTX_IOCTL_ATTACH_SOCKET \
+	_IOWR(NETGPU_IOCTL_TYPE, 0x14, struct netgpu_attach_socket)
+#define NETGPU_IOCTL_GET_STATS \
+	_IOR(NETGPU_IOCTL_TYPE, 0x20, struct netgpu_stats)
+
+#endif /* _UAPI_LINUX_NETGPU_H */

@@ -1,0 +1,1102 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit suite for netgpu contexts and the ioctl decoding of the misc
+ * devices: the refusal matrix of every call with its errno, devices of
+ * other network namespaces, a missing CAP_NET_ADMIN (dropped from the
+ * case's credentials), a device unregistered or moved to another
+ * namespace while attached, every close order of context, memory area
+ * and device, and fail_nth sweeps of the paths that allocate.
+ *
+ * The device is a bare net_device the case registers (alloc_netdev(),
+ * register_netdevice()) whose parent is a KUnit device with a DMA mask:
+ * enough for the context, which maps regions for the parent.  Regions are
+ * host memory of the case's own mm (kunit_vm_mmap()); ioctl arguments are
+ * written to user memory of that mm, so that copy_struct_from_user() runs
+ * as it does for a process.
+ */
+
+#include <kunit/device.h>
+#include <kunit/resource.h>
+#include <kunit/test.h>
+#include <linux/cred.h>
+#include <linux/etherdevice.h>
+#include <linux/fdtable.h>
+#include <linux/file.h>
+#include <linux/mman.h>
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <linux/sched.h>
+#include <linux/shmem_fs.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/user_namespace.h>
+#include <net/net_namespace.h>
+#include <uapi/linux/netgpu.h>
+
+#include "ctx.h"
+#include "fail_nth.h"
+#include "mem.h"
+#include "mock_gpu.h"
+#include "splat.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+/* ===== Helpers ===== */
+
+static int ctx_attach_init(struct netgpu_ctx *ctx, int ifindex)
+{
+	return netgpu_ctx_attach_dev(ctx, &init_net, ifindex);
+}
+
+static long ctx_ioctl(struct netgpu_ctx *ctx, unsigned int cmd,
+		      void __user *u)
+{
+	return netgpu_ctx_ioctl_user(ctx, cmd, u);
+}
+
+static long mem_ioctl(struct netgpu_mem *mem, unsigned int cmd,
+		      void __user *u)
+{
+	return netgpu_mem_ioctl_user(mem, cmd, u);
+}
+
+static const struct net_device_ops ctx_netdev_ops = {};
+
+static void ctx_netdev_setup(struct net_device *dev)
+{
+	ether_setup(dev);
+	dev->netdev_ops = &ctx_netdev_ops;
+}
+
+/* Unregister (unless the case did) and free a test device. */
+static void ctx_netdev_release(void *p)
+{
+	struct net_device *dev = p;
+
+	rtnl_lock();
+	if (dev->reg_state == NETREG_REGISTERED)
+		unregister_netdevice(dev);
+	/* rtnl_unlock() waits for every reference on the device to go. */
+	rtnl_unlock();
+	free_netdev(dev);
+}
+
+/*
+ * A registered device in @net whose parent is @parent (none if NULL), at
+ * @ifindex (0: the next free one).  Unregistered and freed when the case
+ * ends.
+ */
+static struct net_device *ctx_netdev(struct kunit *test, struct net *net,
+				     struct device *parent, int ifindex)
+{
+	struct net_device *dev;
+	int err;
+
+	dev = alloc_netdev(0, "ngctx%d", NET_NAME_ENUM, ctx_netdev_setup);
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	SET_NETDEV_DEV(dev, parent);
+	dev_net_set(dev, net);
+	dev->ifindex = ifindex;
+	err = register_netdev(dev);
+	if (err)
+		free_netdev(dev);
+	KUNIT_ASSERT_EQ(test, err, 0);
+	mock_defer(test, ctx_netdev_release, dev);
+	return dev;
+}
+
+static void ctx_unregister(struct net_device *dev)
+{
+	rtnl_lock();
+	unregister_netdevice(dev);
+	rtnl_unlock();
+}
+
+static void ctx_put_action(void *ctx)
+{
+	netgpu_ctx_put(ctx);
+}
+
+/* A context dropped when the case ends. */
+static struct netgpu_ctx *ctx_new(struct kunit *test)
+{
+	struct netgpu_ctx *ctx = netgpu_ctx_create();
+
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	mock_defer(test, ctx_put_action, ctx);
+	return ctx;
+}
+
+static void ctx_put_net_action(void *net)
+{
+	put_net(net);
+}
+
+/* A new network namespace, dismantled when the case ends. */
+static struct net *ctx_new_net(struct kunit *test)
+{
+#if IS_BUILTIN(CONFIG_NETGPU_KUNIT_TEST)
+	struct net *net;
+
+	net = copy_net_ns(CLONE_NEWNET, &init_user_ns, &init_net);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, net);
+	mock_defer(test, ctx_put_net_action, net);
+	return net;
+#else
+	/* copy_net_ns() is not exported. */
+	kunit_skip(test, "Test requires: the suite built in");
+	return NULL;
+#endif
+}
+
+/* An ifindex no device of init_net has. */
+static int ctx_ifindex_unused_in_init_net(void)
+{
+	int ifindex;
+
+	rtnl_lock();
+	for (ifindex = 1000; __dev_get_by_index(&init_net, ifindex); ifindex++)
+		;
+	rtnl_unlock();
+	return ifindex;
+}
+
+/* The case's credentials without @cap, until ctx_revert_cap(). */
+static const struct cred *ctx_drop_cap(struct kunit *test, int cap,
+				       struct cred **cred)
+{
+	*cred = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, *cred);
+	cap_lower((*cred)->cap_effective, cap);
+	return override_creds(*cred);
+}
+
+static void ctx_revert_cap(const struct cred *old, struct cred *cred)
+{
+	revert_creds(old);
+	put_cred(cred);
+}
+
+/* @nr_pages of present user memory of the case's mm. */
+static u64 ctx_user_mem(struct kunit *test, unsigned long nr_pages)
+{
+	u64 addr;
+
+	addr = kunit_vm_mmap(test, NULL, 0, nr_pages << PAGE_SHIFT,
+			     PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, addr, 0);
+	KUNIT_ASSERT_EQ(test, clear_user(u64_to_user_ptr(addr),
+					 nr_pages << PAGE_SHIFT), 0);
+	return addr;
+}
+
+static int ctx_add_host(struct netgpu_mem *mem, u64 addr,
+			unsigned long nr_pages)
+{
+	struct netgpu_region_desc d = {
+		.type = NETGPU_MEMTYPE_HOST,
+		.addr = addr,
+		.len = (u64)nr_pages << PAGE_SHIFT,
+	};
+
+	return netgpu_mem_add_region(mem, &d);
+}
+
+/* What a context leaves on a device, a region and itself. */
+struct ctx_snap {
+	int netdev_refs;
+	unsigned int region_refs;
+	bool region_atts;
+	bool region_maps;
+	bool mc_empty;
+};
+
+static void ctx_snap(struct netgpu_ctx *ctx, struct net_device *dev,
+		     struct netgpu_region *r, struct ctx_snap *s)
+{
+	s->netdev_refs = netdev_refcnt_read(dev);
+	s->region_refs = refcount_read(&r->ref);
+	mutex_lock(&r->lock);
+	s->region_atts = !list_empty(&r->atts);
+	s->region_maps = !list_empty(&r->maps);
+	mutex_unlock(&r->lock);
+	s->mc_empty = ctx->state != NETGPU_CTX_ATTACHED ||
+		      xa_empty(&ctx->mc.xa);
+}
+
+/* Everything a test needs: a DMA device, a device on it, an area. */
+struct ctx_fix {
+	struct device *dma_dev;
+	struct net_device *dev;
+	struct netgpu_mem *mem;
+};
+
+static int ctx_test_init(struct kunit *test)
+{
+	struct ctx_fix *f;
+
+	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	f->dma_dev = mock_dma_device(test, "netgpu-ctx-nic");
+	if (IS_ERR(f->dma_dev))
+		return PTR_ERR(f->dma_dev);
+	test->priv = f;
+	return 0;
+}
+
+/* The fixture's device and area, made on first use. */
+static struct net_device *ctx_dev(struct kunit *test)
+{
+	struct ctx_fix *f = test->priv;
+
+	if (!f->dev)
+		f->dev = ctx_netdev(test, &init_net, f->dma_dev, 0);
+	return f->dev;
+}
+
+static struct netgpu_mem *ctx_mem(struct kunit *test)
+{
+	struct ctx_fix *f = test->priv;
+
+	if (!f->mem)
+		f->mem = mock_mem(test);
+	return f->mem;
+}
+
+/* A context with the fixture's device attached. */
+static struct netgpu_ctx *ctx_attached(struct kunit *test)
+{
+	struct netgpu_ctx *ctx = ctx_new(test);
+
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    ctx_dev(test)->ifindex),
+			0);
+	return ctx;
+}
+
+/* A host region of @nr_pages in the fixture's area, and a reference. */
+static struct netgpu_region *ctx_region(struct kunit *test, u64 addr,
+					unsigned long nr_pages, int *id)
+{
+	*id = ctx_add_host(ctx_mem(test), addr, nr_pages);
+	return mock_region_get(test, ctx_mem(test), *id);
+}
+
+/* ===== Test cases: the context unit ===== */
+
+/* The file's reference and a queue's: the last one frees. */
+static void netgpu_ctx_test_lifetime(struct kunit *test)
+{
+	struct net_device *dev = ctx_dev(test);
+	struct netgpu_ctx *ctx;
+	int refs;
+
+	refs = netdev_refcnt_read(dev);
+	ctx = netgpu_ctx_create();
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_NEW);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    dev->ifindex), 0);
+	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_ATTACHED);
+	KUNIT_EXPECT_PTR_EQ(test, ctx->netdev, dev);
+	KUNIT_EXPECT_PTR_EQ(test, ctx->dma_dev, dev->dev.parent);
+	KUNIT_EXPECT_EQ(test, netdev_refcnt_read(dev), refs + 1);
+
+	/* A queue's reference outlives the file's. */
+	netgpu_ctx_get(ctx);
+	netgpu_ctx_put(ctx);
+	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_ATTACHED);
+	KUNIT_EXPECT_EQ(test, netdev_refcnt_read(dev), refs + 1);
+	netgpu_ctx_put(ctx);
+	KUNIT_EXPECT_EQ(test, netdev_refcnt_read(dev), refs);
+}
+
+static void netgpu_ctx_test_attach_dev_twice(struct kunit *test)
+{
+	struct ctx_fix *f = test->priv;
+	struct net_device *other;
+	struct netgpu_ctx *ctx;
+	int refs;
+
+	ctx = ctx_attached(test);
+	other = ctx_netdev(test, &init_net, f->dma_dev, 0);
+	refs = netdev_refcnt_read(other);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    ctx_dev(test)->ifindex),
+			-EBUSY);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    other->ifindex), -EBUSY);
+	KUNIT_EXPECT_PTR_EQ(test, ctx->netdev, ctx_dev(test));
+	KUNIT_EXPECT_EQ(test, netdev_refcnt_read(other), refs);
+}
+
+/* No such device, no DMA device, no capability: the context stays new. */
+static void netgpu_ctx_test_attach_dev_refused(struct kunit *test)
+{
+	struct net_device *lo, *nodma, *dev = ctx_dev(test);
+	const struct cred *old;
+	struct netgpu_ctx *ctx;
+	struct device *parent;
+	struct cred *cred;
+	int ifindex;
+
+	ctx = ctx_new(test);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net, 0),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net, -1),
+			-ENODEV);
+	ifindex = ctx_ifindex_unused_in_init_net();
+	KUNIT_EXPECT_EQ(test, ctx_attach_init(ctx, ifindex), -ENODEV);
+
+	/* Loopback: no parent device at all. */
+	lo = init_net.loopback_dev;
+	KUNIT_EXPECT_EQ(test, ctx_attach_init(ctx, lo->ifindex), -EOPNOTSUPP);
+	/* A parent that cannot DMA, as a USB interface of usbnet. */
+	parent = kunit_device_register(test, "netgpu-ctx-nodma");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, parent);
+	parent->dma_mask = NULL;
+	nodma = ctx_netdev(test, &init_net, parent, 0);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    nodma->ifindex),
+			-EOPNOTSUPP);
+
+	/* Checked before the lookup: an unused ifindex says -EPERM too. */
+	old = ctx_drop_cap(test, CAP_NET_ADMIN, &cred);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    dev->ifindex), -EPERM);
+	KUNIT_EXPECT_EQ(test, ctx_attach_init(ctx, ifindex), -EPERM);
+	ctx_revert_cap(old, cred);
+
+	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_NEW);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    dev->ifindex), 0);
+}
+
+/* A device is found only in the namespace it is in. */
+static void netgpu_ctx_test_attach_dev_netns(struct kunit *test)
+{
+	struct ctx_fix *f = test->priv;
+	struct net_device *dev;
+	struct netgpu_ctx *ctx;
+	struct net *net;
+
+	net = ctx_new_net(test);
+	dev = ctx_netdev(test, net, f->dma_dev,
+			 ctx_ifindex_unused_in_init_net());
+	ctx = ctx_new(test);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    dev->ifindex), -ENODEV);
+	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_NEW);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, net, dev->ifindex),
+			0);
+	KUNIT_EXPECT_PTR_EQ(test, ctx->netdev, dev);
+}
+
+static void netgpu_ctx_test_region_refused(struct kunit *test)
+{
+	struct netgpu_region *r1, *r2;
+	struct netgpu_ctx *ctx;
+	int id1, id2;
+	u64 addr;
+
+	addr = ctx_user_mem(test, 6);
+	r1 = ctx_region(test, addr, 4, &id1);
+	r2 = ctx_region(test, addr + 2 * PAGE_SIZE, 4, &id2);
+
+	/* No device yet. */
+	ctx = ctx_new(test);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test),
+						       id1), -ENODEV);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, ctx_mem(test),
+						       id1), -ENODEV);
+	kunit_release_action(test, ctx_put_action, ctx);
+
+	ctx = ctx_attached(test);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test), 0),
+			-ENOENT);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test),
+						       id2 + 100), -ENOENT);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, ctx_mem(test),
+						       id1), -ENOENT);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test),
+						       id1), 0);
+	/* Twice, and a region overlapping it. */
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test),
+						       id1), -EEXIST);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test),
+						       id2), -EEXIST);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r2->atts));
+
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, ctx_mem(test),
+						       id1), 0);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, ctx_mem(test),
+						       id1), -ENOENT);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r1->atts));
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test),
+						       id2), 0);
+
+	/* A region removed from its area is gone for the context too. */
+	netgpu_region_revoke(r2);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, ctx_mem(test),
+						       id2), -ENOENT);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r2->atts));
+	KUNIT_EXPECT_TRUE(test, xa_empty(&ctx->mc.xa));
+}
+
+static void netgpu_ctx_test_bind_queue(struct kunit *test)
+{
+	struct netgpu_queue_geom geom = { .entries = 64, .entry_size = 8 };
+	struct netgpu_ctx *ctx;
+	u32 qid = 0;
+
+	ctx = ctx_new(test);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_bind_queue(ctx, &qid, false, &geom),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_socket(ctx, 0, &geom),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    ctx_dev(test)->ifindex),
+			0);
+	qid = ctx_dev(test)->real_num_rx_queues;
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_bind_queue(ctx, &qid, false, &geom),
+			-EINVAL);
+	/* No device can bind yet: the NIC interface unit is to come. */
+	qid = 0;
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_bind_queue(ctx, &qid, false, &geom),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_bind_queue(ctx, &qid, true, &geom),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_socket(ctx, 0, &geom),
+			-EOPNOTSUPP);
+}
+
+/* Every call of a dead context fails with -ENODEV, except the stats. */
+static void ctx_expect_dead(struct kunit *test, struct netgpu_ctx *ctx,
+			    int ifindex, int id)
+{
+	struct netgpu_queue_geom geom = { .entries = 64, .entry_size = 8 };
+	struct netgpu_stats stats;
+	u32 qid = 0;
+
+	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_DEAD);
+	KUNIT_EXPECT_NULL(test, ctx->netdev);
+	KUNIT_EXPECT_NULL(test, ctx->dma_dev);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net, ifindex),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test),
+						       id), -ENODEV);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, ctx_mem(test),
+						       id), -ENODEV);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_bind_queue(ctx, &qid, true, &geom),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_socket(ctx, 0, &geom),
+			-ENODEV);
+	memset(&stats, 0xff, sizeof(stats));
+	netgpu_ctx_get_stats(ctx, &stats);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(&stats, 0, sizeof(stats)));
+}
+
+/*
+ * Unregistering the device detaches everything and drops the device at
+ * once: unregister_netdevice() would otherwise wait for the context.
+ */
+static void netgpu_ctx_test_unregister(struct kunit *test)
+{
+	struct net_device *dev = ctx_dev(test);
+	struct netgpu_region *r[2];
+	struct netgpu_ctx *ctx;
+	unsigned int refs[2];
+	int id[2], ifindex;
+	u64 addr;
+
+	addr = ctx_user_mem(test, 4);
+	r[0] = ctx_region(test, addr, 2, &id[0]);
+	r[1] = ctx_region(test, addr + 2 * PAGE_SIZE, 2, &id[1]);
+	refs[0] = refcount_read(&r[0]->ref);
+	refs[1] = refcount_read(&r[1]->ref);
+
+	ctx = ctx_attached(test);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test),
+						       id[0]), 0);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test),
+						       id[1]), 0);
+	ifindex = dev->ifindex;
+	ctx_unregister(dev);
+
+	ctx_expect_dead(test, ctx, ifindex, id[0]);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r[0]->atts));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r[1]->atts));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r[0]->maps));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r[1]->maps));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r[0]->ref), refs[0]);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r[1]->ref), refs[1]);
+}
+
+/* Leaving the namespace is NETDEV_UNREGISTER too. */
+static void netgpu_ctx_test_netns_move(struct kunit *test)
+{
+	struct ctx_fix *f = test->priv;
+	struct net_device *dev;
+	struct netgpu_region *r;
+	struct netgpu_ctx *ctx;
+	struct net *net;
+	int id, err;
+	u64 addr;
+
+	net = ctx_new_net(test);
+	dev = ctx_netdev(test, &init_net, f->dma_dev, 0);
+	addr = ctx_user_mem(test, 2);
+	r = ctx_region(test, addr, 2, &id);
+	ctx = ctx_new(test);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    dev->ifindex), 0);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test), id),
+			0);
+
+	rtnl_lock();
+	err = dev_change_net_namespace(dev, net, "ngctx%d");
+	rtnl_unlock();
+	KUNIT_ASSERT_EQ(test, err, 0);
+
+	ctx_expect_dead(test, ctx, dev->ifindex, id);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->atts));
+}
+
+/* The three ends of a context, in every order. */
+enum ctx_end { CTX_END_CTX, CTX_END_MEM, CTX_END_DEV, CTX_NR_ENDS };
+
+static const u8 ctx_close_orders[][CTX_NR_ENDS] = {
+	{ CTX_END_CTX, CTX_END_MEM, CTX_END_DEV },
+	{ CTX_END_CTX, CTX_END_DEV, CTX_END_MEM },
+	{ CTX_END_MEM, CTX_END_CTX, CTX_END_DEV },
+	{ CTX_END_MEM, CTX_END_DEV, CTX_END_CTX },
+	{ CTX_END_DEV, CTX_END_CTX, CTX_END_MEM },
+	{ CTX_END_DEV, CTX_END_MEM, CTX_END_CTX },
+};
+
+static const char * const ctx_end_names[] = {
+	[CTX_END_CTX] = "context",
+	[CTX_END_MEM] = "area",
+	[CTX_END_DEV] = "device",
+};
+
+static void ctx_close_order_desc(const u8 (*order)[CTX_NR_ENDS], char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s, %s, %s",
+		 ctx_end_names[(*order)[0]], ctx_end_names[(*order)[1]],
+		 ctx_end_names[(*order)[2]]);
+}
+
+KUNIT_ARRAY_PARAM(ctx_close_order, ctx_close_orders, ctx_close_order_desc);
+
+/*
+ * A context with two regions of an area attached (and a second context
+ * sharing the DMA map of one), its file, the area and the device going
+ * in the order of the parameter: the regions end unattached and unmapped,
+ * held by nothing but the case's reference, and the device by nothing.
+ */
+static void netgpu_ctx_test_close_order(struct kunit *test)
+{
+	const u8 (*order)[CTX_NR_ENDS] = test->param_value;
+	struct ctx_fix *f = test->priv;
+	struct netgpu_ctx *ctx, *peer;
+	struct netgpu_region *r[2];
+	struct net_device *dev;
+	struct netgpu_mem *mem;
+	int i, id[2];
+	u64 addr;
+
+	dev = ctx_netdev(test, &init_net, f->dma_dev, 0);
+	mem = netgpu_mem_create();
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+	addr = ctx_user_mem(test, 4);
+	for (i = 0; i < 2; i++) {
+		id[i] = ctx_add_host(mem, addr + i * 2 * PAGE_SIZE, 2);
+		KUNIT_ASSERT_GT(test, id[i], 0);
+		r[i] = netgpu_mem_get_region(mem, id[i]);
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r[i]);
+	}
+
+	ctx = netgpu_ctx_create();
+	peer = netgpu_ctx_create();
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	KUNIT_ASSERT_NOT_NULL(test, peer);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    dev->ifindex), 0);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(peer, &init_net,
+						    dev->ifindex), 0);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx, mem, id[0]), 0);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx, mem, id[1]), 0);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(peer, mem, id[1]), 0);
+	/* The peer's context goes first, in every order. */
+	netgpu_ctx_put(peer);
+
+	for (i = 0; i < CTX_NR_ENDS; i++) {
+		switch ((*order)[i]) {
+		case CTX_END_CTX:
+			netgpu_ctx_put(ctx);
+			break;
+		case CTX_END_MEM:
+			netgpu_mem_close(mem);
+			break;
+		case CTX_END_DEV:
+			ctx_unregister(dev);
+			break;
+		}
+	}
+
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_EQ(test, refcount_read(&r[i]->ref), 1);
+		KUNIT_EXPECT_TRUE(test, list_empty(&r[i]->atts));
+		KUNIT_EXPECT_TRUE(test, list_empty(&r[i]->maps));
+		netgpu_region_put(r[i]);
+	}
+	/* Unregistered: rtnl_unlock() waited for all but the last one. */
+	KUNIT_EXPECT_EQ(test, netdev_refcnt_read(dev), 1);
+}
+
+/* ===== Test cases: fault injection ===== */
+
+static void netgpu_ctx_test_create_fail_nth(struct kunit *test)
+{
+	struct netgpu_ctx *ctx;
+	unsigned int left;
+	int n, faults = 0;
+
+	netgpu_kunit_need_fail_nth(test);
+	for (n = 1; n < 100; n++) {
+		netgpu_fail_nth_set(n);
+		ctx = netgpu_ctx_create();
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
+		if (ctx) {
+			netgpu_ctx_put(ctx);
+			if (left)
+				break;
+			continue;
+		}
+		faults++;
+	}
+	KUNIT_EXPECT_LT(test, n, 100);
+	KUNIT_EXPECT_GT(test, faults, 0);
+}
+
+/*
+ * Attach a device and a region (the region maps and publishes its pages),
+ * failing the 1st, 2nd, ... allocation until the whole succeeds: each
+ * failure says -ENOMEM and leaves the device, the region and the context
+ * as they were.
+ */
+static void netgpu_ctx_test_attach_fail_nth(struct kunit *test)
+{
+	struct ctx_snap before, after;
+	struct net_device *dev = ctx_dev(test);
+	struct netgpu_region *r;
+	struct netgpu_ctx *ctx;
+	int n, id, err, faults = 0;
+	unsigned int left;
+	u64 addr;
+
+	netgpu_kunit_need_fail_nth(test);
+	addr = ctx_user_mem(test, 4);
+	r = ctx_region(test, addr, 4, &id);
+	ctx = ctx_new(test);
+	ctx_snap(ctx, dev, r, &before);
+
+	for (n = 1; n < 1000; n++) {
+		netgpu_fail_nth_set(n);
+		err = ctx->state == NETGPU_CTX_NEW ?
+			netgpu_ctx_attach_dev(ctx, &init_net, dev->ifindex) :
+			0;
+		if (!err)
+			err = netgpu_ctx_attach_region(ctx, ctx_mem(test), id);
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
+		if (!err && left)
+			break;
+		if (!err) {
+			/* A fault something below absorbed. */
+			err = netgpu_ctx_detach_region(ctx, ctx_mem(test), id);
+			KUNIT_ASSERT_EQ(test, err, 0);
+		} else {
+			faults++;
+			KUNIT_EXPECT_EQ_MSG(test, err, -ENOMEM, "fail_nth=%d",
+					    n);
+		}
+		/* Attaching the device allocates nothing: it stays. */
+		KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_ATTACHED);
+		ctx_snap(ctx, dev, r, &after);
+		KUNIT_EXPECT_EQ_MSG(test, after.netdev_refs,
+				    before.netdev_refs + 1, "fail_nth=%d", n);
+		KUNIT_EXPECT_EQ_MSG(test, after.region_refs, before.region_refs,
+				    "fail_nth=%d", n);
+		KUNIT_EXPECT_FALSE_MSG(test, after.region_atts, "fail_nth=%d",
+				       n);
+		KUNIT_EXPECT_FALSE_MSG(test, after.region_maps, "fail_nth=%d",
+				       n);
+		KUNIT_EXPECT_TRUE_MSG(test, after.mc_empty, "fail_nth=%d", n);
+	}
+	KUNIT_EXPECT_LT(test, n, 1000);
+	KUNIT_EXPECT_GT(test, faults, 0);
+	kunit_info(test, "attach: %d allocations, %d faults", n - 1, faults);
+
+	/* And the context frees what it holds. */
+	kunit_release_action(test, ctx_put_action, ctx);
+	KUNIT_EXPECT_EQ(test, netdev_refcnt_read(dev), before.netdev_refs);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), before.region_refs);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+}
+
+/* ===== Test cases: ioctl decoding ===== */
+
+/* A page of the case's user memory to pass ioctl arguments in. */
+static void __user *ctx_uarg(struct kunit *test)
+{
+	return u64_to_user_ptr(ctx_user_mem(test, 1));
+}
+
+/* Write @len bytes of @arg to @u, zero the rest of the page. */
+static void ctx_put_uarg(struct kunit *test, void __user *u, const void *arg,
+			 size_t len)
+{
+	KUNIT_ASSERT_EQ(test, clear_user(u, PAGE_SIZE), 0);
+	KUNIT_ASSERT_EQ(test, copy_to_user(u, arg, len), 0);
+}
+
+/* Pass @arg to the ioctl @cmd of @ctx (or of @mem), expect @err. */
+static void ctx_expect_ioctl(struct kunit *test, struct netgpu_ctx *ctx,
+			     struct netgpu_mem *mem, void __user *u,
+			     unsigned int cmd, const void *arg, size_t len,
+			     long err)
+{
+	long ret;
+
+	ctx_put_uarg(test, u, arg, len);
+	ret = ctx ? ctx_ioctl(ctx, cmd, u) : mem_ioctl(mem, cmd, u);
+	KUNIT_EXPECT_EQ_MSG(test, ret, err, "ioctl nr %#x", _IOC_NR(cmd));
+}
+
+/* @cmd with its argument size replaced by @size. */
+static unsigned int ctx_cmd_size(unsigned int cmd, unsigned int size)
+{
+	return _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd), size);
+}
+
+static void netgpu_ctx_test_ioctl_unknown(struct kunit *test)
+{
+	struct netgpu_ctx *ctx = ctx_new(test);
+	void __user *u = ctx_uarg(test);
+	struct netgpu_attach_dev ad = {};
+	unsigned int cmd;
+
+	ctx_put_uarg(test, u, &ad, sizeof(ad));
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_ioctl_user(ctx, 0, u), -ENOTTY);
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, _IO(NETGPU_IOCTL_TYPE, 0x7f), u),
+			-ENOTTY);
+	/* Another type, another direction, another file's command. */
+	cmd = _IOW('X', 0x10, struct netgpu_attach_dev);
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, cmd, u), -ENOTTY);
+	cmd = _IOR(NETGPU_IOCTL_TYPE, 0x10, struct netgpu_attach_dev);
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, cmd, u), -ENOTTY);
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, NETGPU_MEM_IOCTL_ADD_REGION, u),
+			-ENOTTY);
+	cmd = NETGPU_CTX_IOCTL_ATTACH_DEV;
+	KUNIT_EXPECT_EQ(test, mem_ioctl(ctx_mem(test), cmd, u), -ENOTTY);
+	cmd = NETGPU_IOCTL_GET_STATS;
+	KUNIT_EXPECT_EQ(test, mem_ioctl(ctx_mem(test), cmd, u), -ENOTTY);
+	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_NEW);
+}
+
+/* Sizes: at least the first version; past the kernel's, zeroes only. */
+static void netgpu_ctx_test_ioctl_sizes(struct kunit *test)
+{
+	struct netgpu_attach_dev ad = { .ifindex = ctx_dev(test)->ifindex };
+	unsigned int cmd = NETGPU_CTX_IOCTL_ATTACH_DEV;
+	struct netgpu_ctx *ctx = ctx_new(test);
+	void __user *u = ctx_uarg(test);
+	u8 one = 1;
+
+	BUILD_BUG_ON(sizeof(ad) != NETGPU_ATTACH_DEV_SIZE_VER0);
+	ctx_put_uarg(test, u, &ad, sizeof(ad));
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, ctx_cmd_size(cmd, 0), u), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, ctx_cmd_size(cmd, sizeof(ad) - 1), u),
+			-EINVAL);
+	KUNIT_ASSERT_EQ(test, copy_to_user(u + sizeof(ad) + 7, &one, 1), 0);
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, ctx_cmd_size(cmd, sizeof(ad) + 8), u),
+			-E2BIG);
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, ctx_cmd_size(cmd, _IOC_SIZEMASK), u),
+			-E2BIG);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_ioctl_user(ctx, cmd, NULL), -EFAULT);
+	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_NEW);
+	/* A bigger struct of a newer user space, its new fields unset. */
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, ctx_cmd_size(cmd, sizeof(ad) + 7), u),
+			0);
+	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_ATTACHED);
+}
+
+static void netgpu_ctx_test_ioctl_reserved(struct kunit *test)
+{
+	struct netgpu_bind_queue bq = { .fill = { .entries = 64,
+						  .entry_size = 8 } };
+	struct netgpu_attach_socket as = { .rx = { .entries = 64,
+						   .entry_size = 16 } };
+	struct netgpu_attach_dev ad = { .ifindex = ctx_dev(test)->ifindex };
+	struct netgpu_attach_region ar = { .mem_fd = -1, .region_id = 1 };
+	struct netgpu_ctx *ctx = ctx_new(test);
+	void __user *u = ctx_uarg(test);
+	struct netgpu_attach_dev ad_bad;
+	struct netgpu_attach_region ar_bad;
+	struct netgpu_bind_queue bq_bad;
+	struct netgpu_attach_socket as_bad;
+
+#define CTX_EXPECT_REFUSED(cmd, arg, err)				\
+	ctx_expect_ioctl(test, ctx, NULL, u, cmd, &(arg), sizeof(arg), err)
+
+	ad_bad = ad;
+	ad_bad.flags = 1;
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_ATTACH_DEV, ad_bad, -EINVAL);
+	ad_bad = ad;
+	ad_bad.resv = 1ULL << 63;
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_ATTACH_DEV, ad_bad, -EINVAL);
+	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_NEW);
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_ATTACH_DEV, ad, 0);
+
+	/* Zero fields first, then the descriptor: -1 is no fd. */
+	ar_bad = ar;
+	ar_bad.flags = 1;
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_ATTACH_REGION, ar_bad, -EINVAL);
+	ar_bad = ar;
+	ar_bad.pad = 1;
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_DETACH_REGION, ar_bad, -EINVAL);
+	ar_bad = ar;
+	ar_bad.resv = 1;
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_ATTACH_REGION, ar_bad, -EINVAL);
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_ATTACH_REGION, ar, -EBADF);
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_DETACH_REGION, ar, -EBADF);
+
+	bq_bad = bq;
+	bq_bad.flags = 2;
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_BIND_QUEUE, bq_bad, -EINVAL);
+	bq_bad = bq;
+	bq_bad.flags = NETGPU_BIND_QUEUE_ANY;
+	bq_bad.queue_id = 1;
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_BIND_QUEUE, bq_bad, -EINVAL);
+	bq_bad = bq;
+	bq_bad.resv[1] = 1;
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_BIND_QUEUE, bq_bad, -EINVAL);
+	bq_bad = bq;
+	bq_bad.fill.mmap_offset = NETGPU_OFF_FILL_RING + 1;
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_BIND_QUEUE, bq_bad, -EINVAL);
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_BIND_QUEUE, bq, -EOPNOTSUPP);
+
+	as_bad = as;
+	as_bad.flags = 1;
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_ATTACH_SOCKET, as_bad, -EINVAL);
+	as_bad = as;
+	as_bad.completion.entries = 64;
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_ATTACH_SOCKET, as_bad, -EINVAL);
+	as_bad = as;
+	as_bad.resv[0] = 1;
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_ATTACH_SOCKET, as_bad, -EINVAL);
+	as_bad = as;
+	as_bad.rx.mmap_size = 1;
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_ATTACH_SOCKET, as_bad, -EINVAL);
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_ATTACH_SOCKET, as, -EOPNOTSUPP);
+#undef CTX_EXPECT_REFUSED
+}
+
+static void netgpu_ctx_test_ioctl_mem(struct kunit *test)
+{
+	struct netgpu_mem *mem = ctx_mem(test);
+	void __user *u = ctx_uarg(test);
+	struct netgpu_add_region ar = {
+		.type = NETGPU_REGION_HOST,
+		.addr = ctx_user_mem(test, 2),
+		.len = 2 * PAGE_SIZE,
+	};
+	struct netgpu_remove_region rr = {};
+	struct netgpu_add_region bad;
+	long id;
+
+#define MEM_EXPECT(cmd, arg, err)					\
+	ctx_expect_ioctl(test, NULL, mem, u, cmd, &(arg), sizeof(arg), err)
+
+	BUILD_BUG_ON(sizeof(ar) != NETGPU_ADD_REGION_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(rr) != NETGPU_REMOVE_REGION_SIZE_VER0);
+	bad = ar;
+	bad.type = 0;
+	MEM_EXPECT(NETGPU_MEM_IOCTL_ADD_REGION, bad, -EINVAL);
+	bad.type = NETGPU_MEMTYPE_MAX - 1;
+	MEM_EXPECT(NETGPU_MEM_IOCTL_ADD_REGION, bad, -EINVAL);
+	bad = ar;
+	bad.flags = 1;
+	MEM_EXPECT(NETGPU_MEM_IOCTL_ADD_REGION, bad, -EINVAL);
+	bad = ar;
+	bad.pad = 1;
+	MEM_EXPECT(NETGPU_MEM_IOCTL_ADD_REGION, bad, -EINVAL);
+	bad = ar;
+	bad.resv[1] = 1;
+	MEM_EXPECT(NETGPU_MEM_IOCTL_ADD_REGION, bad, -EINVAL);
+	bad = ar;
+	bad.dmabuf_fd = 3;
+	MEM_EXPECT(NETGPU_MEM_IOCTL_ADD_REGION, bad, -EINVAL);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mem->regions));
+	/* The dma-buf provider's refusal of a descriptor that is not open. */
+	bad = ar;
+	bad.type = NETGPU_REGION_DMABUF;
+	bad.len = 0;
+	bad.dmabuf_fd = -1;
+	MEM_EXPECT(NETGPU_MEM_IOCTL_ADD_REGION, bad, -EBADF);
+
+	ctx_put_uarg(test, u, &ar, sizeof(ar));
+	id = netgpu_mem_ioctl_user(mem, NETGPU_MEM_IOCTL_ADD_REGION, u);
+	KUNIT_ASSERT_GT(test, id, 0);
+	KUNIT_EXPECT_NOT_NULL(test, xa_load(&mem->regions, id));
+
+	rr.region_id = id;
+	rr.flags = 1;
+	MEM_EXPECT(NETGPU_MEM_IOCTL_REMOVE_REGION, rr, -EINVAL);
+	rr.flags = 0;
+	rr.resv = 1;
+	MEM_EXPECT(NETGPU_MEM_IOCTL_REMOVE_REGION, rr, -EINVAL);
+	rr.resv = 0;
+	MEM_EXPECT(NETGPU_MEM_IOCTL_REMOVE_REGION, rr, 0);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mem->regions));
+	MEM_EXPECT(NETGPU_MEM_IOCTL_REMOVE_REGION, rr, -ENOENT);
+	rr.region_id = 0;
+	MEM_EXPECT(NETGPU_MEM_IOCTL_REMOVE_REGION, rr, -ENOENT);
+#undef MEM_EXPECT
+}
+
+static void netgpu_ctx_test_ioctl_stats(struct kunit *test)
+{
+	struct netgpu_ctx *ctx = ctx_new(test);
+	void __user *u = ctx_uarg(test);
+	u8 buf[sizeof(struct netgpu_stats) + 16];
+	unsigned int cmd;
+
+	BUILD_BUG_ON(sizeof(struct netgpu_stats) != NETGPU_STATS_SIZE_VER0);
+	memset(buf, 0xff, sizeof(buf));
+	ctx_put_uarg(test, u, buf, sizeof(buf));
+	cmd = ctx_cmd_size(NETGPU_IOCTL_GET_STATS, 8);
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, cmd, u), -EINVAL);
+	/* A newer user space's bigger struct: zeroes past ours. */
+	cmd = ctx_cmd_size(NETGPU_IOCTL_GET_STATS, sizeof(buf) - 8);
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, cmd, u), 0);
+	KUNIT_ASSERT_EQ(test, copy_from_user(buf, u, sizeof(buf)), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf, 0, sizeof(buf) - 8));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf + sizeof(buf) - 8, 0xff, 8));
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, NETGPU_IOCTL_GET_STATS, NULL),
+			-EFAULT);
+}
+
+/* The case's own reference, dropped at once (fput() of a kthread waits). */
+static void ctx_fput_action(void *file)
+{
+	__fput_sync(file);
+}
+
+/*
+ * ATTACH_REGION and DETACH_REGION take an open of /dev/netgpu_mem:
+ * another file is -EINVAL (a valid descriptor, the wrong argument), a
+ * descriptor that is not open -EBADF.
+ */
+static void netgpu_ctx_test_ioctl_region_fd(struct kunit *test)
+{
+	struct netgpu_attach_region ar = {};
+	void __user *u = ctx_uarg(test);
+	struct file *mfile, *shm;
+	struct netgpu_ctx *ctx;
+	struct netgpu_mem *mem;
+	int mfd, sfd;
+
+	if (!current->files)
+		kunit_skip(test, "Test requires: a file table");
+	ctx = ctx_attached(test);
+
+	mfile = netgpu_mem_file_create();
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, mfile);
+	mock_defer(test, ctx_fput_action, mfile);
+	mem = netgpu_mem_from_file(mfile);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, mem);
+	ar.region_id = ctx_add_host(mem, ctx_user_mem(test, 2), 2);
+	KUNIT_ASSERT_GT(test, ar.region_id, 0);
+
+	shm = shmem_file_setup("netgpu-not-a-mem", PAGE_SIZE, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, shm);
+	mock_defer(test, ctx_fput_action, shm);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_mem_from_file(shm)), -EINVAL);
+
+	get_file(mfile);
+	mfd = get_unused_fd_flags(O_CLOEXEC);
+	if (mfd < 0)
+		fput(mfile);
+	KUNIT_ASSERT_GE(test, mfd, 0);
+	fd_install(mfd, mfile);
+	get_file(shm);
+	sfd = get_unused_fd_flags(O_CLOEXEC);
+	if (sfd < 0)
+		fput(shm);
+	KUNIT_ASSERT_GE(test, sfd, 0);
+	fd_install(sfd, shm);
+
+	ar.mem_fd = sfd;
+	ctx_put_uarg(test, u, &ar, sizeof(ar));
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, NETGPU_CTX_IOCTL_ATTACH_REGION, u),
+			-EINVAL);
+	ar.mem_fd = mfd;
+	ctx_put_uarg(test, u, &ar, sizeof(ar));
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, NETGPU_CTX_IOCTL_ATTACH_REGION, u),
+			0);
+	KUNIT_EXPECT_FALSE(test, xa_empty(&ctx->mc.xa));
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, NETGPU_CTX_IOCTL_ATTACH_REGION, u),
+			-EEXIST);
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, NETGPU_CTX_IOCTL_DETACH_REGION, u),
+			0);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&ctx->mc.xa));
+
+	close_fd(mfd);
+	close_fd(sfd);
+	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, NETGPU_CTX_IOCTL_ATTACH_REGION, u),
+			-EBADF);
+}
+
+static struct kunit_case ctx_test_cases[] = {
+	KUNIT_CASE(netgpu_ctx_test_lifetime),
+	KUNIT_CASE(netgpu_ctx_test_attach_dev_twice),
+	KUNIT_CASE(netgpu_ctx_test_attach_dev_refused),
+	KUNIT_CASE(netgpu_ctx_test_attach_dev_netns),
+	KUNIT_CASE(netgpu_ctx_test_region_refused),
+	KUNIT_CASE(netgpu_ctx_test_bind_queue),
+	KUNIT_CASE(netgpu_ctx_test_unregister),
+	KUNIT_CASE(netgpu_ctx_test_netns_move),
+	KUNIT_CASE_PARAM(netgpu_ctx_test_close_order,
+			 ctx_close_order_gen_params),
+	KUNIT_CASE(netgpu_ctx_test_create_fail_nth),
+	KUNIT_CASE(netgpu_ctx_test_attach_fail_nth),
+	KUNIT_CASE(netgpu_ctx_test_ioctl_unknown),
+	KUNIT_CASE(netgpu_ctx_test_ioctl_sizes),
+	KUNIT_CASE(netgpu_ctx_test_ioctl_reserved),
+	KUNIT_CASE(netgpu_ctx_test_ioctl_mem),
+	KUNIT_CASE(netgpu_ctx_test_ioctl_stats),
+	KUNIT_CASE(netgpu_ctx_test_ioctl_region_fd),
+	{}
+};
+
+static struct kunit_suite ctx_test_suite = {
+	.name = "netgpu_ctx",
+	.suite_init = netgpu_splat_suite_init,
+	.suite_exit = netgpu_splat_suite_exit,
+	.init = ctx_test_init,
+	.exit = netgpu_splat_exit,
+	.test_cases = ctx_test_cases,
+};
+
+kunit_test_suite(ctx_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for netgpu contexts and their user ABI");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * netgpu contexts: a device of one network namespace, the regions
+ * attached for it, and (later) its interface and socket queues.
+ */
+#ifndef _NETGPU_CTX_H
+#define _NETGPU_CTX_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/refcount.h>
+#include <linux/types.h>
+
+#include "mem.h"
+
+/**
+ * DOC: netgpu contexts
+ *
+ * A context (&struct netgpu_ctx, one per open of /dev/netgpu) attaches
+ * one network device, by ifindex in a network namespace and with
+ * CAP_NET_ADMIN in that namespace's user namespace, for its whole life.
+ * The device's DMA device (its parent) is what the context's regions are
+ * mapped for, through the memory side of the context (&struct
+ * netgpu_memctx).
+ *
+ * Lifetime: the context lives while its file or any interface queue,
+ * socket queue or other user holds a reference (netgpu_ctx_get(),
+ * netgpu_ctx_put()).  Region attachments do not hold it: they live in
+ * its memory side, which the context releases when it goes.  The device
+ * is held with a tracked reference (netdev_hold()) from
+ * netgpu_ctx_attach_dev() until the context goes or the device is
+ * unregistered (or leaves the namespace: NETDEV_UNREGISTER either way),
+ * whichever comes first.  On NETDEV_UNREGISTER the context detaches
+ * every region, drops the device at once (unregister_netdevice() does
+ * not wait for the context's file to close) and is dead: every later
+ * call fails with -ENODEV, except netgpu_ctx_get_stats().
+ *
+ * Lock order of the control path, outermost first (the memory unit's
+ * order, netgpu memory DOC in mem.h, continues it):
+ *
+ *   rtnl_lock  ->  &netgpu_ctx.lock  ->  &netgpu_region.revoke_lock  ->
+ *   &netgpu_region.lock  ->  &netgpu_memctx.lock  ->  provider locks
+ *
+ * rtnl_lock protects the list of contexts holding a device (the
+ * notifier walks it under rtnl) and serializes attaching a device with
+ * its unregistration.  The area's xa_lock stays a leaf: regions are
+ * looked up (netgpu_mem_get_region()) before the context's lock is
+ * taken.  Nothing here runs in atomic context; every entry point may
+ * sleep.
+ */
+
+struct net;
+struct netgpu_queue_geom;
+struct netgpu_stats;
+
+/**
+ * enum netgpu_ctx_state - the device side of a context
+ * @NETGPU_CTX_NEW: no device attached yet
+ * @NETGPU_CTX_ATTACHED: a device is attached and held
+ * @NETGPU_CTX_DEAD: the device was unregistered (or left the namespace)
+ *	while attached; everything was detached from it
+ */
+enum netgpu_ctx_state {
+	NETGPU_CTX_NEW,
+	NETGPU_CTX_ATTACHED,
+	NETGPU_CTX_DEAD,
+};
+
+/**
+ * struct netgpu_ctx - a netgpu context
+ * @ref: one for the open file, one per interface or socket queue, one
+ *	per transient user; the context is freed when it drops to zero
+ * @lock: Protects: @state, @netdev, @dma_dev and the initialisation and
+ *	release of @mc.  Ordering: inside rtnl_lock, before every lock of
+ *	the memory unit.  A mutex: held across allocations and DMA mapping.
+ * @state: &enum netgpu_ctx_state; written under rtnl_lock and @lock
+ * @netdev: the device while @state is %NETGPU_CTX_ATTACHED, held through
+ *	@tracker
+ * @tracker: @netdev's reference tracker
+ * @dma_dev: @netdev's parent, which the regions are mapped for; a
+ *	reference is held while @mc is initialised
+ * @mc: the memory side: the attached regions; initialised at attach,
+ *	released when the device goes or the context is freed
+ * @node: in the list of contexts holding a device, under rtnl_lock, while
+ *	@state is %NETGPU_CTX_ATTACHED
+ */
+struct netgpu_ctx {
+	refcount_t		ref;
+	struct mutex		lock;	/* state, netdev, dma_dev, mc */
+	enum netgpu_ctx_state	state;
+	struct net_device	*netdev;
+	netdevice_tracker	tracker;
+	struct device		*dma_dev;
+	struct netgpu_memctx	mc;
+	struct list_head	node;
+};
+
+struct netgpu_ctx *netgpu_ctx_create(void);
+void netgpu_ctx_get(struct netgpu_ctx *ctx);
+void netgpu_ctx_put(struct netgpu_ctx *ctx);
+
+int netgpu_ctx_attach_dev(struct netgpu_ctx *ctx, struct net *net,
+			  int ifindex);
+int netgpu_ctx_attach_region(struct netgpu_ctx *ctx, struct netgpu_mem *mem,
+			     u32 id);
+int netgpu_ctx_detach_region(struct netgpu_ctx *ctx, struct netgpu_mem *mem,
+			     u32 id);
+int netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id, bool any,
+			  struct netgpu_queue_geom *fill);
+int netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
+			     struct netgpu_queue_geom *rx);
+void netgpu_ctx_get_stats(struct netgpu_ctx *ctx, struct netgpu_stats *stats);
+
+int netgpu_ctx_init(void);
+void netgpu_ctx_exit(void);
+
+/* The misc devices, dev.c */
+int netgpu_dev_init(void);
+void netgpu_dev_exit(void);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+struct file;
+long netgpu_mem_ioctl_user(struct netgpu_mem *mem, unsigned int cmd,
+			   void __user *uarg);
+long netgpu_ctx_ioctl_user(struct netgpu_ctx *ctx, unsigned int cmd,
+			   void __user *uarg);
+struct file *netgpu_mem_file_create(void);
+struct netgpu_mem *netgpu_mem_from_file(struct file *file);
+#endif
+
+#endif /* _NETGPU_CTX_H */
