@@ -5,7 +5,7 @@
  * by kunit/netdevsim/run.sh.
  *
  *   nsim_tcp recv <port> <bytes> <seed> [<read size>]
- *   nsim_tcp send <ipv4 address> <port> <bytes> <seed> [<write size>]
+ *   nsim_tcp send <IPv4 or IPv6 address> <port> <bytes> <seed> [<write size>]
  *   nsim_tcp netns <ifname> <pid>	(move a device, if busybox ip cannot)
  *
  * Both sides generate the same stream (xorshift64* from the seed); the
@@ -14,7 +14,8 @@
  *   nsim_tcp: <recv|send> bytes=<n> mismatches=<n> first_bad=<offset|-1>
  *             sum=<32-bit Fletcher sum of the bytes seen, hex>
  * and exits 0 only if it moved exactly <bytes> bytes (the receiver: and
- * every byte matched).  The receiver waits at most 120 s per read.
+ * every byte matched).  The receiver listens on IPv6 and IPv4 (a dual
+ * stack socket) and waits at most 120 s per read.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -77,12 +78,12 @@ static int do_recv(int argc, char **argv)
 	unsigned long long want, got = 0, bad = 0;
 	long long first_bad = -1;
 	struct fletcher f = { 0, 0 };
-	struct sockaddr_in sa = { 0 };
+	struct sockaddr_in6 sa = { 0 };
 	struct timeval tv = { 120, 0 };
 	struct stream s;
 	size_t rsz = 65536;
 	unsigned char *buf;
-	int one = 1, lfd, fd;
+	int one = 1, zero = 0, lfd, fd;
 
 	if (argc < 5)
 		return 2;
@@ -94,11 +95,13 @@ static int do_recv(int argc, char **argv)
 	if (!buf)
 		return 2;
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)))
+	lfd = socket(AF_INET6, SOCK_STREAM, 0);
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)))
 		return perror("nsim_tcp: socket"), 2;
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(atoi(argv[2]));
+	sa.sin6_family = AF_INET6;
+	sa.sin6_addr = in6addr_any;
+	sa.sin6_port = htons(atoi(argv[2]));
 	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1))
 		return perror("nsim_tcp: bind/listen"), 2;
 	/* Tell the script we listen (it starts the sender then). */
@@ -142,7 +145,10 @@ static int do_send(int argc, char **argv)
 {
 	unsigned long long want, sent = 0;
 	struct fletcher f = { 0, 0 };
-	struct sockaddr_in sa = { 0 };
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in6 *sa6 = (struct sockaddr_in6 *)&ss;
+	struct sockaddr_in *sa = (struct sockaddr_in *)&ss;
+	socklen_t salen;
 	struct stream s;
 	size_t wsz = 65536;
 	unsigned char *buf;
@@ -158,15 +164,22 @@ static int do_send(int argc, char **argv)
 	if (!buf)
 		return 2;
 
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(atoi(argv[3]));
-	if (inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1)
+	if (inet_pton(AF_INET6, argv[2], &sa6->sin6_addr) == 1) {
+		sa6->sin6_family = AF_INET6;
+		sa6->sin6_port = htons(atoi(argv[3]));
+		salen = sizeof(*sa6);
+	} else if (inet_pton(AF_INET, argv[2], &sa->sin_addr) == 1) {
+		sa->sin_family = AF_INET;
+		sa->sin_port = htons(atoi(argv[3]));
+		salen = sizeof(*sa);
+	} else {
 		return 2;
+	}
 	for (tries = 0; ; tries++) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
+		fd = socket(ss.ss_family, SOCK_STREAM, 0);
 		if (fd < 0)
 			return perror("nsim_tcp: socket"), 2;
-		if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		if (!connect(fd, (struct sockaddr *)&ss, salen))
 			break;
 		close(fd);
 		if (tries == 50)

@@ -25,6 +25,7 @@ A_ID=11 B_ID=12
 A_DFS=$DFS/netdevsim$A_ID/ports/0
 B_DFS=$DFS/netdevsim$B_ID/ports/0
 A_IP=10.77.0.1 B_IP=10.77.0.2
+A_IP6=fd77::1 B_IP6=fd77::2
 NSIM_TCP=/guest/nsim_tcp
 
 in_a() { nsenter -t "$PID_A" -n "$@"; }
@@ -60,7 +61,7 @@ transfer() {
 		kill -0 $rpid 2>/dev/null || break
 	done
 	[ -n "$bg" ] && { $bg & bgpid=$!; }
-	in_b "$NSIM_TCP" send $A_IP $PORT "$bytes" "$seed" "$wsz" > /tmp/send.out 2>&1
+	in_b "$NSIM_TCP" send "${TO:-$A_IP}" $PORT "$bytes" "$seed" "$wsz" > /tmp/send.out 2>&1
 	src=$?
 	wait $rpid
 	rrc=$?
@@ -90,6 +91,10 @@ case_setup() {
 	ktap_check "$IF_B moved to netns B" quiet in_b ip link show dev "$IF_B"
 	in_a ip addr add $A_IP/24 dev "$IF_A"
 	in_b ip addr add $B_IP/24 dev "$IF_B"
+	in_a sh -c "echo 0 > /proc/sys/net/ipv6/conf/$IF_A/accept_dad"
+	in_b sh -c "echo 0 > /proc/sys/net/ipv6/conf/$IF_B/accept_dad"
+	in_a ip -6 addr add $A_IP6/64 dev "$IF_A"
+	in_b ip -6 addr add $B_IP6/64 dev "$IF_B"
 	in_a ip link set dev "$IF_A" up
 	in_b ip link set dev "$IF_B" up
 	in_a ip link set dev lo up
@@ -105,6 +110,7 @@ case_setup() {
 		-f $A_DFS/rx_split_bytes -a -f $A_DFS/rx_split_drops -a \
 		-f $A_DFS/queue_reset
 	ktap_check "ping B -> A" quiet in_b ping -c 2 -W 5 $A_IP
+	ktap_check "ping6 B -> A" quiet in_b ping6 -c 2 -W 5 $A_IP6
 	return $ktap_fail
 }
 
@@ -148,6 +154,36 @@ case_tcp_split_small_writes() {
 # Eight restarts of A's rx queue, 0.1 s apart (run by transfer in the
 # background, $rpid the receiver): the number that succeeded, and how
 # many of them the receiver was still running after, go to /tmp/resets.
+case_tcp6_split() {
+	local p0 b0 p1 b1
+	echo 1 > $A_DFS/rx_split
+	p0=$(counter rx_split_packets) b0=$(counter rx_split_bytes)
+	TO=$A_IP6 ktap_check "transfer $BYTES bytes over IPv6, split on" \
+		transfer ipv6 "$BYTES" $((SEED + 6))
+	p1=$(counter rx_split_packets) b1=$(counter rx_split_bytes)
+	ktap_diag "rx_split_packets +$((p1 - p0)) rx_split_bytes +$((b1 - b0))"
+	ktap_check "split payload bytes == bytes sent" test $((b1 - b0)) -eq "$BYTES"
+	return $ktap_fail
+}
+
+# MTU 9000 and 8000-byte writes: segments that are not GSO and still
+# need three rx buffers each.
+case_tcp_split_jumbo() {
+	local b0 b1 n=$((BYTES / 2))
+	in_a ip link set dev "$IF_A" mtu 9000
+	in_b ip link set dev "$IF_B" mtu 9000
+	echo 1 > $A_DFS/rx_split
+	b0=$(counter rx_split_bytes)
+	ktap_check "transfer $n bytes at MTU 9000 in 8000-byte writes, split on" \
+		transfer jumbo "$n" $((SEED + 7)) 8000
+	b1=$(counter rx_split_bytes)
+	ktap_diag "rx_split_bytes +$((b1 - b0))"
+	ktap_check "split payload bytes == bytes sent" test $((b1 - b0)) -eq "$n"
+	in_a ip link set dev "$IF_A" mtu 1500
+	in_b ip link set dev "$IF_B" mtu 1500
+	return $ktap_fail
+}
+
 queue_resets() {
 	local i ok=0 live=0
 	for i in 1 2 3 4 5 6 7 8; do
@@ -210,11 +246,13 @@ case_teardown() {
 	return $ktap_fail
 }
 
-ktap_begin netdevsim_rx 8
+ktap_begin netdevsim_rx 10
 ktap_case netdevsim_rx_setup case_setup
 ktap_case netdevsim_rx_tcp_plain case_tcp_plain
 ktap_case netdevsim_rx_tcp_split case_tcp_split
 ktap_case netdevsim_rx_tcp_split_small_writes case_tcp_split_small_writes
+ktap_case netdevsim_rx_tcp6_split case_tcp6_split
+ktap_case netdevsim_rx_tcp_split_jumbo case_tcp_split_jumbo
 ktap_case netdevsim_rx_queue_reset_under_traffic case_queue_reset_under_traffic
 ktap_case netdevsim_rx_queue_reset_down case_queue_reset_down
 ktap_case netdevsim_rx_pp_hold case_pp_hold
