@@ -7,6 +7,14 @@
  *   nsim_tcp recv <port> <bytes> <seed> [<read size>]
  *   nsim_tcp send <IPv4 or IPv6 address> <port> <bytes> <seed> [<write size>]
  *   nsim_tcp netns <ifname> <pid>	(move a device, if busybox ip cannot)
+ *   nsim_tcp devmem <ifname> <port> <bytes> <seed> <dma-buf MiB>
+ *
+ * devmem: like recv, but first binds a udmabuf (memfd pages) to rx
+ * queue 0 of <ifname> with devmem TCP (netdev netlink BIND_RX), receives
+ * with MSG_SOCK_DEVMEM and checks each frag's bytes where the cmsg says
+ * they are in the dma-buf (read through the memfd mapping), then gives
+ * the frags back (SO_DEVMEM_DONTNEED).  The binding goes with the
+ * netlink socket at exit.
  *
  * Both sides generate the same stream (xorshift64* from the seed); the
  * receiver compares each byte at its offset, so a lost, duplicated,
@@ -17,8 +25,11 @@
  * every byte matched).  The receiver listens on IPv6 and IPv4 (a dual
  * stack socket) and waits at most 120 s per read.
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -28,6 +39,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -259,8 +272,280 @@ static int do_netns(int argc, char **argv)
 	return 0;
 }
 
+/* 6.12 uapi values (include/uapi/linux/netdev.h, uio.h, udmabuf.h,
+ * asm-generic/socket.h), defined here: the host's headers are older.
+ */
+#define NSIM_NETDEV_CMD_BIND_RX		13
+#define NSIM_NETDEV_A_DEV_IFINDEX	1
+#define NSIM_NETDEV_A_DMABUF_QUEUES	2
+#define NSIM_NETDEV_A_DMABUF_FD		3
+#define NSIM_NETDEV_A_DMABUF_ID		4
+#define NSIM_NETDEV_A_QUEUE_ID		1
+#define NSIM_NETDEV_A_QUEUE_TYPE	3
+#define NSIM_SO_DEVMEM_LINEAR		78
+#define NSIM_SO_DEVMEM_DMABUF		79
+#define NSIM_SO_DEVMEM_DONTNEED		80
+#define NSIM_MSG_SOCK_DEVMEM		0x2000000
+struct nsim_dmabuf_cmsg {
+	uint64_t frag_offset;
+	uint32_t frag_size, frag_token, dmabuf_id, flags;
+};
+struct nsim_dmabuf_token {
+	uint32_t token_start, token_count;
+};
+struct nsim_udmabuf_create {
+	uint32_t memfd, flags;
+	uint64_t offset, size;
+};
+#define NSIM_UDMABUF_CREATE	_IOW('u', 0x42, struct nsim_udmabuf_create)
+
+struct nlbuf {
+	struct nlmsghdr nh;
+	struct genlmsghdr gh;
+	char attrs[256];
+};
+
+static struct nlattr *nl_put(struct nlmsghdr *nh, int type, const void *data, int len)
+{
+	struct nlattr *a = (struct nlattr *)((char *)nh + NLMSG_ALIGN(nh->nlmsg_len));
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	if (len)
+		memcpy((char *)a + NLA_HDRLEN, data, len);
+	nh->nlmsg_len = NLMSG_ALIGN(nh->nlmsg_len) + NLA_ALIGN(a->nla_len);
+	return a;
+}
+
+/* Send @req, read replies up to the ack; the first u32/u16 attribute of
+ * type @want in a reply goes to @val.  Returns 0 or -errno.
+ */
+static int nl_talk(int fd, struct nlmsghdr *req, int want, uint32_t *val)
+{
+	static char buf[16384];
+	int found = 0;
+
+	if (send(fd, req, req->nlmsg_len, 0) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *nh;
+
+		if (n < 0)
+			return -errno;
+		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, n); nh = NLMSG_NEXT(nh, n)) {
+			struct nlattr *a;
+			int len;
+
+			if (nh->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(nh);
+
+				return e->error ? e->error : (found ? 0 : -ENOENT);
+			}
+			a = (struct nlattr *)((char *)NLMSG_DATA(nh) + GENL_HDRLEN);
+			len = nh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+			while (len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+			       a->nla_len <= len) {
+				if ((a->nla_type & NLA_TYPE_MASK) == want) {
+					if (a->nla_len - NLA_HDRLEN == 2)
+						*val = *(uint16_t *)((char *)a + NLA_HDRLEN);
+					else
+						*val = *(uint32_t *)((char *)a + NLA_HDRLEN);
+					found = 1;
+				}
+				len -= NLA_ALIGN(a->nla_len);
+				a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+			}
+		}
+	}
+}
+
+static int do_devmem(int argc, char **argv)
+{
+	unsigned long long want, got = 0, bad = 0, frags = 0, linear = 0;
+	long long first_bad = -1;
+	struct fletcher f = { 0, 0 };
+	struct sockaddr_in6 sa = { 0 };
+	struct timeval tv = { 120, 0 };
+	struct nsim_udmabuf_create uc = { 0 };
+	static struct nsim_dmabuf_token tok[1024];
+	static char cbuf[65536];
+	static unsigned char buf[65536];
+	uint32_t family = 0, id = 0, ifindex, u32;
+	int memfd, devfd, dmabuf, nl, lfd, fd, err, one = 1, zero = 0;
+	struct nlattr *nest;
+	struct stream s;
+	unsigned char *map;
+	struct nlbuf req;
+	size_t size;
+
+	if (argc < 7)
+		return 2;
+	ifindex = if_nametoindex(argv[2]);
+	want = strtoull(argv[4], NULL, 0);
+	stream_init(&s, strtoull(argv[5], NULL, 0));
+	size = strtoull(argv[6], NULL, 0) << 20;
+	if (!ifindex)
+		return perror("nsim_tcp: if_nametoindex"), 2;
+
+	memfd = memfd_create("nsim_tcp", MFD_ALLOW_SEALING);
+	if (memfd < 0 || ftruncate(memfd, size) ||
+	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+		return perror("nsim_tcp: memfd"), 2;
+	devfd = open("/dev/udmabuf", O_RDWR);
+	uc.memfd = memfd;
+	uc.flags = 1;	/* UDMABUF_FLAGS_CLOEXEC */
+	uc.size = size;
+	dmabuf = devfd < 0 ? -1 : ioctl(devfd, NSIM_UDMABUF_CREATE, &uc);
+	if (dmabuf < 0)
+		return perror("nsim_tcp: udmabuf"), 2;
+	map = mmap(NULL, size, PROT_READ, MAP_SHARED, memfd, 0);
+	if (map == MAP_FAILED)
+		return perror("nsim_tcp: mmap"), 2;
+
+	nl = socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC);
+	if (nl < 0)
+		return perror("nsim_tcp: netlink"), 2;
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	req.nh.nlmsg_type = GENL_ID_CTRL;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	req.gh.cmd = CTRL_CMD_GETFAMILY;
+	req.gh.version = 1;
+	nl_put(&req.nh, CTRL_ATTR_FAMILY_NAME, "netdev", 7);
+	err = nl_talk(nl, &req.nh, CTRL_ATTR_FAMILY_ID, &family);
+	if (err)
+		return fprintf(stderr, "nsim_tcp: netdev family: %s\n", strerror(-err)), 2;
+
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	req.nh.nlmsg_type = family;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	req.gh.cmd = NSIM_NETDEV_CMD_BIND_RX;
+	req.gh.version = 1;
+	nl_put(&req.nh, NSIM_NETDEV_A_DEV_IFINDEX, &ifindex, 4);
+	u32 = dmabuf;
+	nl_put(&req.nh, NSIM_NETDEV_A_DMABUF_FD, &u32, 4);
+	nest = nl_put(&req.nh, NSIM_NETDEV_A_DMABUF_QUEUES | NLA_F_NESTED, NULL, 0);
+	u32 = 0;
+	nl_put(&req.nh, NSIM_NETDEV_A_QUEUE_ID, &u32, 4);
+	nl_put(&req.nh, NSIM_NETDEV_A_QUEUE_TYPE, &u32, 4);	/* RX */
+	nest->nla_len = (char *)&req + req.nh.nlmsg_len - (char *)nest;
+	err = nl_talk(nl, &req.nh, NSIM_NETDEV_A_DMABUF_ID, &id);
+	if (err)
+		return fprintf(stderr, "nsim_tcp: BIND_RX: %s\n", strerror(-err)), 1;
+	printf("nsim_tcp: bound %zu MiB udmabuf to %s rx queue 0, dmabuf id %u\n",
+	       size >> 20, argv[2], id);
+
+	lfd = socket(AF_INET6, SOCK_STREAM, 0);
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)))
+		return perror("nsim_tcp: socket"), 2;
+	sa.sin6_family = AF_INET6;
+	sa.sin6_addr = in6addr_any;
+	sa.sin6_port = htons(atoi(argv[3]));
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1))
+		return perror("nsim_tcp: bind/listen"), 2;
+	printf("nsim_tcp: listening on %s\n", argv[3]);
+	fflush(stdout);
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		return perror("nsim_tcp: accept"), 2;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+
+	for (;;) {
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr msg = { 0 };
+		struct cmsghdr *cm;
+		size_t lin = 0, ntok = 0, i;
+		int any = 0;
+		ssize_t n;
+
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = cbuf;
+		msg.msg_controllen = sizeof(cbuf);
+		n = recvmsg(fd, &msg, NSIM_MSG_SOCK_DEVMEM);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			perror("nsim_tcp: recvmsg");
+			break;
+		}
+		if (n == 0)
+			break;
+		if (msg.msg_flags & MSG_CTRUNC) {
+			fprintf(stderr, "nsim_tcp: control data truncated\n");
+			break;
+		}
+		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+			struct nsim_dmabuf_cmsg *dc = (void *)CMSG_DATA(cm);
+			const unsigned char *p;
+
+			if (cm->cmsg_level != SOL_SOCKET ||
+			    (cm->cmsg_type != NSIM_SO_DEVMEM_LINEAR &&
+			     cm->cmsg_type != NSIM_SO_DEVMEM_DMABUF))
+				continue;
+			any = 1;
+			if (cm->cmsg_type == NSIM_SO_DEVMEM_LINEAR) {
+				p = buf + lin;
+				lin += dc->frag_size;
+				linear += dc->frag_size;
+			} else {
+				if (dc->dmabuf_id != id ||
+				    dc->frag_offset + dc->frag_size > size) {
+					fprintf(stderr, "nsim_tcp: bad frag id %u off %llu\n",
+						dc->dmabuf_id,
+						(unsigned long long)dc->frag_offset);
+					bad++;
+					continue;
+				}
+				p = map + dc->frag_offset;
+				frags++;
+				if (ntok < 1024) {
+					tok[ntok].token_start = dc->frag_token;
+					tok[ntok++].token_count = 1;
+				}
+			}
+			for (i = 0; i < dc->frag_size; i++) {
+				if (p[i] != stream_next(&s)) {
+					if (first_bad < 0)
+						first_bad = got + i;
+					bad++;
+				}
+			}
+			fletcher_add(&f, p, dc->frag_size);
+			got += dc->frag_size;
+		}
+		if (!any) {	/* readable data: all in buf */
+			for (i = 0; i < (size_t)n; i++) {
+				if (buf[i] != stream_next(&s)) {
+					if (first_bad < 0)
+						first_bad = got + i;
+					bad++;
+				}
+			}
+			fletcher_add(&f, buf, n);
+			got += n;
+			linear += n;
+		}
+		if (ntok &&
+		    setsockopt(fd, SOL_SOCKET, NSIM_SO_DEVMEM_DONTNEED, tok,
+			       ntok * sizeof(tok[0])) != (int)ntok)
+			fprintf(stderr, "nsim_tcp: DONTNEED gave back fewer than %zu\n", ntok);
+	}
+	printf("nsim_tcp: recv bytes=%llu mismatches=%llu first_bad=%lld sum=%08x devmem_frags=%llu linear_bytes=%llu\n",
+	       got, bad, first_bad, (f.b << 16) | f.a, frags, linear);
+	close(fd);
+	close(lfd);
+	close(nl);
+	return got == want && !bad && frags ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "devmem"))
+		return do_devmem(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "netns"))
 		return do_netns(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "recv"))

@@ -184,6 +184,40 @@ case_tcp_split_jumbo() {
 	return $ktap_fail
 }
 
+# devmem TCP, the in-tree memory provider: a udmabuf bound to A's rx
+# queue 0 (netdev BIND_RX, which restarts the queue through the queue
+# API), so the split path's buffers are net_iovs written through their
+# DMA addresses; the receiver reads them back through the memfd.
+case_devmem() {
+	local p0 b0 d0 p1 b1 d1 rpid rrc src n=$((BYTES / 2))
+	echo 0 > $A_DFS/rx_split
+	p0=$(counter rx_split_packets) b0=$(counter rx_split_bytes) d0=$(counter rx_split_drops)
+	rm -f /tmp/recv.out
+	in_a "$NSIM_TCP" devmem "$IF_A" $PORT "$n" $((SEED + 8)) 16 > /tmp/recv.out 2>&1 &
+	rpid=$!
+	while ! grep -q listening /tmp/recv.out 2>/dev/null; do
+		usleep 20000
+		kill -0 $rpid 2>/dev/null || break
+	done
+	in_b "$NSIM_TCP" send $A_IP $PORT "$n" $((SEED + 8)) > /tmp/send.out 2>&1
+	src=$?
+	wait $rpid
+	rrc=$?
+	p1=$(counter rx_split_packets) b1=$(counter rx_split_bytes) d1=$(counter rx_split_drops)
+	while read -r l; do ktap_diag "devmem: $l"; done < /tmp/recv.out
+	ktap_diag "devmem: $(cat /tmp/send.out)"
+	ktap_diag "rx_split_packets +$((p1 - p0)) rx_split_bytes +$((b1 - b0)) rx_split_drops +$((d1 - d0))"
+	ktap_check "udmabuf bound to rx queue 0" grep -q "bound 16 MiB" /tmp/recv.out
+	ktap_check "sender sent $n bytes" test $src -eq 0
+	ktap_check "receiver got $n bytes in dma-buf frags, all matching" test $rrc -eq 0
+	ktap_check "sums match" test "$(sed -n 's/.*recv .*sum=\([0-9a-f]*\).*/\1/p' /tmp/recv.out)" = \
+		"$(sed -n 's/.*send .*sum=\([0-9a-f]*\).*/\1/p' /tmp/send.out)"
+	ktap_check "split path taken with the provider (rx_split off)" test $((p1 - p0)) -gt 0
+	ktap_check "queue unbound: plain transfer after, split off" \
+		transfer after_devmem $((BYTES / 4)) $((SEED + 9))
+	return $ktap_fail
+}
+
 queue_resets() {
 	local i ok=0 live=0
 	for i in 1 2 3 4 5 6 7 8; do
@@ -246,7 +280,7 @@ case_teardown() {
 	return $ktap_fail
 }
 
-ktap_begin netdevsim_rx 10
+ktap_begin netdevsim_rx 11
 ktap_case netdevsim_rx_setup case_setup
 ktap_case netdevsim_rx_tcp_plain case_tcp_plain
 ktap_case netdevsim_rx_tcp_split case_tcp_split
@@ -255,6 +289,7 @@ ktap_case netdevsim_rx_tcp6_split case_tcp6_split
 ktap_case netdevsim_rx_tcp_split_jumbo case_tcp_split_jumbo
 ktap_case netdevsim_rx_queue_reset_under_traffic case_queue_reset_under_traffic
 ktap_case netdevsim_rx_queue_reset_down case_queue_reset_down
+ktap_case netdevsim_rx_devmem case_devmem
 ktap_case netdevsim_rx_pp_hold case_pp_hold
 ktap_case netdevsim_rx_teardown case_teardown
 ktap_end
