@@ -12,7 +12,8 @@
 # proven by A's rx_split_{packets,bytes,drops} counters.
 #
 # Parameters (kernel command line, name=value): nsim_bytes (default
-# 4194304), nsim_seed (default 1).
+# 4194304), nsim_seed (default 1), nsim_devmem_no_wait (see
+# devmem_detached).
 
 . /lib/ktap.sh
 
@@ -134,7 +135,8 @@ case_tcp_split() {
 	p1=$(counter rx_split_packets) b1=$(counter rx_split_bytes) d1=$(counter rx_split_drops)
 	ktap_diag "rx_split_packets +$((p1 - p0)) rx_split_bytes +$((b1 - b0)) rx_split_drops +$((d1 - d0))"
 	ktap_check "split path taken" test $((p1 - p0)) -gt 0
-	ktap_check "split payload bytes == bytes sent" test $((b1 - b0)) -eq "$BYTES"
+	ktap_check "split payload bytes >= bytes sent" test $((b1 - b0)) -ge "$BYTES"
+	ktap_diag "split payload bytes beyond the stream (retransmitted): $((b1 - b0 - $BYTES))"
 	ktap_check "no split drops" test $((d1 - d0)) -eq 0
 	return $ktap_fail
 }
@@ -147,7 +149,8 @@ case_tcp_split_small_writes() {
 		transfer small "$n" $((SEED + 2)) 1000
 	p1=$(counter rx_split_packets) b1=$(counter rx_split_bytes)
 	ktap_diag "rx_split_packets +$((p1 - p0)) rx_split_bytes +$((b1 - b0))"
-	ktap_check "split payload bytes == bytes sent" test $((b1 - b0)) -eq "$n"
+	ktap_check "split payload bytes >= bytes sent" test $((b1 - b0)) -ge "$n"
+	ktap_diag "split payload bytes beyond the stream (retransmitted): $((b1 - b0 - $n))"
 	return $ktap_fail
 }
 
@@ -162,7 +165,8 @@ case_tcp6_split() {
 		transfer ipv6 "$BYTES" $((SEED + 6))
 	p1=$(counter rx_split_packets) b1=$(counter rx_split_bytes)
 	ktap_diag "rx_split_packets +$((p1 - p0)) rx_split_bytes +$((b1 - b0))"
-	ktap_check "split payload bytes == bytes sent" test $((b1 - b0)) -eq "$BYTES"
+	ktap_check "split payload bytes >= bytes sent" test $((b1 - b0)) -ge "$BYTES"
+	ktap_diag "split payload bytes beyond the stream (retransmitted): $((b1 - b0 - $BYTES))"
 	return $ktap_fail
 }
 
@@ -178,7 +182,8 @@ case_tcp_split_jumbo() {
 		transfer jumbo "$n" $((SEED + 7)) 8000
 	b1=$(counter rx_split_bytes)
 	ktap_diag "rx_split_bytes +$((b1 - b0))"
-	ktap_check "split payload bytes == bytes sent" test $((b1 - b0)) -eq "$n"
+	ktap_check "split payload bytes >= bytes sent" test $((b1 - b0)) -ge "$n"
+	ktap_diag "split payload bytes beyond the stream (retransmitted): $((b1 - b0 - $n))"
 	in_a ip link set dev "$IF_A" mtu 1500
 	in_b ip link set dev "$IF_B" mtu 1500
 	return $ktap_fail
@@ -215,7 +220,27 @@ case_devmem() {
 	ktap_check "split path taken with the provider (rx_split off)" test $((p1 - p0)) -gt 0
 	ktap_check "queue unbound: plain transfer after, split off" \
 		transfer after_devmem $((BYTES / 4)) $((SEED + 9))
+	# 6.12's devmem detaches the dma-buf from the device only when the
+	# last page_pool of the binding is destroyed, which can be seconds
+	# after the unbind (page_pool_release_retry); a device removed
+	# before that is used after free by dma_unmap_sg() (KASAN).  Wait
+	# for the attachment to go before the teardown case removes it.
+	ktap_check "devmem dma-buf detached from netdevsim$A_ID within 30 s" \
+		devmem_detached
 	return $ktap_fail
+}
+
+# nsim_devmem_no_wait=1 on the kernel command line skips the wait: the
+# teardown then may hit the use-after-free (timing: 1 boot in 4 so far).
+devmem_detached() {
+	local i=0
+	[ -n "${nsim_devmem_no_wait:-}" ] && return 0
+	while grep -q "netdevsim$A_ID\$" /sys/kernel/debug/dma_buf/bufinfo; do
+		i=$((i + 1))
+		[ $i -le 300 ] || return 1
+		usleep 100000
+	done
+	ktap_diag "devmem: dma-buf detached $((i / 10)).$((i % 10)) s after the next transfer ended"
 }
 
 queue_resets() {
