@@ -20,8 +20,10 @@
 #include <kunit/test.h>
 #include <linux/cred.h>
 #include <linux/etherdevice.h>
+#include <linux/delay.h>
 #include <linux/fdtable.h>
 #include <linux/file.h>
+#include <linux/kthread.h>
 #include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
@@ -566,6 +568,89 @@ static void netgpu_ctx_test_netns_move(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, list_empty(&r->atts));
 }
 
+/* A thread attaching and detaching a region until it is stopped. */
+struct ctx_race {
+	struct netgpu_ctx *ctx;
+	struct netgpu_mem *mem;
+	int id;
+	atomic_t attached;
+	atomic_t enodev;
+	atomic_t other;
+};
+
+static int ctx_race_thread(void *data)
+{
+	struct ctx_race *cr = data;
+	int err;
+
+	while (!kthread_should_stop()) {
+		err = netgpu_ctx_attach_region(cr->ctx, cr->mem, cr->id);
+		if (!err) {
+			atomic_inc(&cr->attached);
+			err = netgpu_ctx_detach_region(cr->ctx, cr->mem,
+						       cr->id);
+		}
+		/* The device may go between the two: -ENODEV either way. */
+		if (err == -ENODEV)
+			atomic_inc(&cr->enodev);
+		else if (err)
+			atomic_inc(&cr->other);
+		cond_resched();
+	}
+	return 0;
+}
+
+static void ctx_kthread_stop_action(void *task)
+{
+	kthread_stop(task);
+}
+
+/*
+ * The device is unregistered while another thread attaches and detaches
+ * a region in a loop: unregistering returns, the thread sees only
+ * success or -ENODEV, and the region ends unattached and unmapped.
+ */
+static void netgpu_ctx_test_unregister_racing(struct kunit *test)
+{
+	struct ctx_fix *f = test->priv;
+	struct net_device *dev;
+	struct netgpu_region *r;
+	struct task_struct *task;
+	struct ctx_race *cr;
+	unsigned int refs;
+	int i;
+
+	cr = kunit_kzalloc(test, sizeof(*cr), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cr);
+	dev = ctx_netdev(test, &init_net, f->dma_dev, 0);
+	r = ctx_region(test, ctx_user_mem(test, 4), 4, &cr->id);
+	refs = refcount_read(&r->ref);
+	cr->mem = ctx_mem(test);
+	cr->ctx = ctx_new(test);
+	KUNIT_ASSERT_EQ(test, ctx_attach_init(cr->ctx, dev->ifindex), 0);
+
+	task = kthread_run(ctx_race_thread, cr, "netgpu-ctx-race");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, task);
+	mock_defer(test, ctx_kthread_stop_action, task);
+	for (i = 0; i < 1000 && atomic_read(&cr->attached) < 10; i++)
+		usleep_range(1000, 2000);
+	KUNIT_EXPECT_GE(test, atomic_read(&cr->attached), 10);
+
+	ctx_unregister(dev);
+	for (i = 0; i < 1000 && !atomic_read(&cr->enodev); i++)
+		usleep_range(1000, 2000);
+	kunit_release_action(test, ctx_kthread_stop_action, task);
+
+	KUNIT_EXPECT_GT(test, atomic_read(&cr->enodev), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&cr->other), 0);
+	KUNIT_EXPECT_EQ(test, cr->ctx->state, NETGPU_CTX_DEAD);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->atts));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), refs);
+	kunit_info(test, "%d attaches before the device went",
+		   atomic_read(&cr->attached));
+}
+
 /* The three ends of a context, in every order. */
 enum ctx_end { CTX_END_CTX, CTX_END_MEM, CTX_END_DEV, CTX_NR_ENDS };
 
@@ -920,6 +1005,7 @@ static void netgpu_ctx_test_ioctl_mem(struct kunit *test)
 	};
 	struct netgpu_remove_region rr = {};
 	struct netgpu_add_region bad;
+	struct netgpu_ctx *ctx;
 	long id;
 
 #define MEM_EXPECT(cmd, arg, err)					\
@@ -964,8 +1050,14 @@ static void netgpu_ctx_test_ioctl_mem(struct kunit *test)
 	rr.resv = 1;
 	MEM_EXPECT(NETGPU_MEM_IOCTL_REMOVE_REGION, rr, -EINVAL);
 	rr.resv = 0;
+	/* Attached to a context: removing detaches it there too. */
+	ctx = ctx_attached(test);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, mem, id), 0);
+	KUNIT_EXPECT_FALSE(test, xa_empty(&ctx->mc.xa));
 	MEM_EXPECT(NETGPU_MEM_IOCTL_REMOVE_REGION, rr, 0);
 	KUNIT_EXPECT_TRUE(test, xa_empty(&mem->regions));
+	KUNIT_EXPECT_TRUE(test, xa_empty(&ctx->mc.xa));
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, mem, id), -ENOENT);
 	MEM_EXPECT(NETGPU_MEM_IOCTL_REMOVE_REGION, rr, -ENOENT);
 	rr.region_id = 0;
 	MEM_EXPECT(NETGPU_MEM_IOCTL_REMOVE_REGION, rr, -ENOENT);
@@ -1074,6 +1166,7 @@ static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_bind_queue),
 	KUNIT_CASE(netgpu_ctx_test_unregister),
 	KUNIT_CASE(netgpu_ctx_test_netns_move),
+	KUNIT_CASE(netgpu_ctx_test_unregister_racing),
 	KUNIT_CASE_PARAM(netgpu_ctx_test_close_order,
 			 ctx_close_order_gen_params),
 	KUNIT_CASE(netgpu_ctx_test_create_fail_nth),

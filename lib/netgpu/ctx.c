@@ -100,8 +100,9 @@ static void netgpu_ctx_free(struct netgpu_ctx *ctx)
  * The last reference detaches the regions, drops the device and frees
  * the context; it is not safe to reference @ctx afterwards.
  *
- * Context: Process context, may sleep (takes rtnl_lock on the last
- * reference).
+ * Context: Process context, may sleep: the last reference takes
+ * rtnl_lock, so no caller may hold it (a queue torn down under rtnl_lock
+ * must defer its put).
  */
 void netgpu_ctx_put(struct netgpu_ctx *ctx)
 {
