@@ -42,7 +42,7 @@ MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
 KUNIT_DEFINE_ACTION_WRAPPER(dmabuf_put_action, dma_buf_put, struct dma_buf *);
 
-#define DMABUF_BASE	0x7f0000000000ULL
+#define DMABUF_BASE	0x70000000ULL
 
 /* ===== Helpers ===== */
 

@@ -15,15 +15,19 @@
 #include <kunit/test.h>
 #include <linux/cred.h>
 #include <linux/device.h>
+#include <linux/dma-direct.h>
 #include <linux/dma-mapping.h>
 #include <linux/io.h>
-#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
+#include <linux/pagemap.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/swiotlb.h>
 #include <linux/uaccess.h>
 
 #include "fail_nth.h"
@@ -32,9 +36,6 @@
 #include "splat.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
-
-KUNIT_DEFINE_ACTION_WRAPPER(host_kthread_stop_action, kthread_stop,
-			    struct task_struct *);
 
 /* ===== Helpers ===== */
 
@@ -272,9 +273,10 @@ static void netgpu_host_test_pin(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, loc.off, i * PAGE_SIZE + 7);
 		KUNIT_EXPECT_EQ(test, loc.len, PAGE_SIZE - 7);
 		KUNIT_EXPECT_EQ(test, loc.dma & ~PAGE_MASK, 7);
-		/* Without an IOMMU the DMA address is the page's. */
+		/* Without an IOMMU or bouncing, the DMA address is the page's. */
 		KUNIT_ASSERT_EQ(test, get_user_pages_fast(a, 1, 0, &page), 1);
-		if (!device_iommu_mapped(mc->dev))
+		if (!device_iommu_mapped(mc->dev) &&
+		    !is_swiotlb_force_bounce(mc->dev))
 			KUNIT_EXPECT_EQ(test, loc.dma & PAGE_MASK,
 					page_to_phys(page));
 		put_page(page);
@@ -386,9 +388,11 @@ static void netgpu_host_test_refusals(struct kunit *test)
 		{ "wraps", U64_MAX - PAGE_SIZE, 2 * PAGE_SIZE, -EOVERFLOW },
 		{ "page-rounded end wraps", U64_MAX - 10, 5, -EOVERFLOW },
 		{ "kernel address", (u64)PAGE_OFFSET, PAGE_SIZE, -EFAULT },
+		/* On 32-bit no user range holds that many pages. */
 		{ "too many pages", 0x10000,
-		  ((u64)INT_MAX + 1) << PAGE_SHIFT, -E2BIG },
-		{ "over RLIMIT_MEMLOCK", 0x10000, 1ULL << 42, -ENOMEM },
+		  ((u64)INT_MAX + 1) << PAGE_SHIFT,
+		  BITS_PER_LONG == 32 ? -EOVERFLOW : -E2BIG },
+		{ "over RLIMIT_MEMLOCK", 0x10000, SZ_256M, -ENOMEM },
 		{ "read-only", 0, 4 * PAGE_SIZE, -EFAULT },
 		{ "hole after 2 pages", 0, 4 * PAGE_SIZE, -EFAULT },
 		{ "unmapped", 0, 2 * PAGE_SIZE, -EFAULT },
@@ -422,11 +426,10 @@ static void netgpu_host_test_refusals(struct kunit *test)
 }
 
 /*
- * RFC netgpu_host_get_pages() computed n = nr_pages - idx + 1 and read
- * one entry past the page array.  From the last page only one page may
- * come back, and nothing is written past it.
+ * Pages come back up to the region's end and never past it: from the
+ * last page only one, and nothing is written after what is returned.
  */
-static void netgpu_host_test_rfc_get_pages_overrun(struct kunit *test)
+static void netgpu_host_test_get_pages_bounded(struct kunit *test)
 {
 	struct netgpu_mem *mem = host_area(test, true);
 	struct page *pages[6];
@@ -480,10 +483,10 @@ static void netgpu_host_test_add_fail_nth(struct kunit *test)
 				     MAP_ANONYMOUS | MAP_PRIVATE, 0);
 		KUNIT_ASSERT_NE(test, addr, 0);
 
-		current->fail_nth = n;
+		netgpu_fail_nth_set(n);
 		id = host_add(mem, addr + 10, 8 * PAGE_SIZE - 20);
-		left = current->fail_nth;
-		current->fail_nth = 0;
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
 
 		if (id > 0 && left)
 			break;
@@ -696,86 +699,144 @@ static void netgpu_host_test_memlock_overflow(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&user->__count), 1);
 }
 
-/* Another user of locked_vm (io_uring, AF_XDP, ...) charging and uncharging. */
-static int host_locked_vm_churn(void *data)
+/*
+ * A length whose page count does not fit (2^32 + 1 pages, or on 32-bit
+ * more than an unsigned long holds) is refused before anything is pinned
+ * or charged: on 32-bit it must not be narrowed into a small region.
+ */
+static void netgpu_host_test_huge_len(struct kunit *test)
 {
-	struct user_struct *user = data;
-	unsigned long i = 0;
+	struct netgpu_mem *mem = host_area(test, false);
+	const u64 len = BIT_ULL(32 + PAGE_SHIFT) + PAGE_SIZE;
+	long locked = host_locked();
+	int id, expect;
+	u64 addr;
 
-	while (!kthread_should_stop()) {
-		atomic_long_add(3, &user->locked_vm);
-		atomic_long_sub(3, &user->locked_vm);
-		if (!(++i % 256))
-			cond_resched();
-	}
-	return 0;
-}
-
-/* The test's kthread may run anywhere again. */
-static void host_unpin_action(void *unused)
-{
-	set_cpus_allowed_ptr(current, cpu_possible_mask);
+	addr = host_mmap(test, 1, PROT_READ | PROT_WRITE);
+	if (BITS_PER_LONG == 32)
+		expect = -EOVERFLOW;
+	else if (addr + len > TASK_SIZE_MAX)
+		expect = -EFAULT;	/* past the end of user space */
+	else
+		expect = -E2BIG;
+	id = host_add(mem, addr, len);
+	KUNIT_EXPECT_EQ(test, id, expect);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 1), 0);
+	KUNIT_EXPECT_EQ(test, host_locked(), locked);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mem->regions));
 }
 
 /*
- * Charges race with other users of the same locked_vm (a thread on
- * another CPU charging and uncharging it as fast as it can, so that the
- * compare-and-exchange of the charge has to retry): none is lost or
- * doubled, and releasing the regions brings locked_vm back exactly.
- * Whether a charge retries is up to timing (QEMU's vCPUs are host
- * threads): often when the host is idle, maybe never when it is busy.
+ * What the device writes reaches the user's pages through
+ * netgpu_dmamap_sync_for_cpu(): under swiotlb=force the write lands in a
+ * bounce slot and is not in the page before the sync.  Without bouncing
+ * the data is there at once and the sync is harmless.
  */
-static void netgpu_host_test_memlock_race(struct kunit *test)
+static void netgpu_host_test_sync_for_cpu(struct kunit *test)
 {
-	const unsigned long nr = 128;
-	struct task_struct *churn;
-	struct user_struct *user;
-	struct host_fake *fake;
+	struct netgpu_mem *mem = host_area(test, true);
+	struct netgpu_memctx *mc = host_ctx(test);
+	struct netgpu_mem_loc loc;
+	struct netgpu_region *r;
+	struct page *page;
+	u64 addr, at;
+	phys_addr_t phys;
+	bool bounced;
+	u8 buf[64];
+	int err;
+
+	addr = host_mmap(test, 2, PROT_READ | PROT_WRITE);
+	at = addr + PAGE_SIZE + 128;
+	r = mock_region_get(test, mem, host_add(mem, addr, 2 * PAGE_SIZE));
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	rcu_read_lock();
+	err = netgpu_memctx_lookup(mc, at, &loc);
+	if (!err)
+		netgpu_dmamap_inflight_add(loc.map, 1);
+	rcu_read_unlock();
+	KUNIT_ASSERT_EQ(test, err, 0);
+
+	/* The device writes where the DMA address says: a bounce slot? */
+	phys = dma_to_phys(mc->dev, loc.dma);
+	KUNIT_ASSERT_EQ(test, get_user_pages_fast(at, 1, 0, &page), 1);
+	bounced = phys != page_to_phys(page) + offset_in_page(at);
+	put_page(page);
+	memset(phys_to_virt(phys), 0xab, sizeof(buf));
+	KUNIT_ASSERT_EQ(test, copy_from_user(buf, u64_to_user_ptr(at),
+					     sizeof(buf)), 0);
+	if (bounced)
+		KUNIT_EXPECT_NE(test, buf[0], 0xab);
+	if (is_swiotlb_force_bounce(mc->dev))
+		KUNIT_EXPECT_TRUE(test, bounced);
+
+	netgpu_dmamap_sync_for_cpu(loc.map, loc.off, sizeof(buf));
+	KUNIT_ASSERT_EQ(test, copy_from_user(buf, u64_to_user_ptr(at),
+					     sizeof(buf)), 0);
+	KUNIT_EXPECT_PTR_EQ(test, memchr_inv(buf, 0xab, sizeof(buf)), NULL);
+	/* And back to the device, for the next packet. */
+	netgpu_dmamap_sync_for_device(loc.map, loc.off, sizeof(buf));
+	netgpu_dmamap_inflight_sub(loc.map, 1);
+	kunit_info(test, "device write %s", bounced ?
+		   "bounced through swiotlb" : "direct, not bounced");
+}
+
+/*
+ * Pinned pages show in the registering mm's pinned_vm (VmPin), charged
+ * or not, and come off when the region goes.
+ */
+static void netgpu_host_test_pinned_vm(struct kunit *test)
+{
 	struct netgpu_mem *mem;
-	unsigned int cpu;
-	unsigned long i, locked;
+	u64 addr;
+	s64 base;
+	int i;
+
+	/* The case's kthread has an mm from its first mapping on. */
+	addr = host_mmap(test, 3, PROT_READ | PROT_WRITE);
+	base = atomic64_read(&current->mm->pinned_vm);
+	for (i = 0; i < 2; i++) {
+		mem = netgpu_mem_create();
+		KUNIT_ASSERT_NOT_NULL(test, mem);
+		KUNIT_EXPECT_GT(test, host_add(mem, addr, 3 * PAGE_SIZE), 0);
+		KUNIT_EXPECT_EQ(test, atomic64_read(&current->mm->pinned_vm),
+				base + 3);
+		netgpu_mem_close(mem);
+		KUNIT_EXPECT_EQ(test, atomic64_read(&current->mm->pinned_vm),
+				base);
+	}
+}
+
+/*
+ * Pages the device may have written are marked dirty when they are
+ * unpinned, or reclaim could drop what it wrote.
+ */
+static void netgpu_host_test_unpin_dirties(struct kunit *test)
+{
+	struct netgpu_mem *mem;
+	struct folio *folio;
+	struct page *page;
 	u64 addr;
 
-	if (num_online_cpus() < 2)
-		kunit_skip(test, "Test requires: 2 CPUs");
-	fake = host_fake_area(test, 0);
-	user = &fake->user;
-	mem = fake->mem;
 	addr = host_mmap(test, 1, PROT_READ | PROT_WRITE);
-	/* Room for the other's charge on top of ours. */
-	host_set_memlock(nr + 3);
-
-	/* This thread on one CPU, the other on another: both run at once. */
-	cpu = raw_smp_processor_id();
-	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu)),
-			0);
-	mock_defer(test, host_unpin_action, NULL);
-	churn = kthread_create(host_locked_vm_churn, user, "netgpu-churn");
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, churn);
-	kthread_bind(churn, cpumask_any_but(cpu_online_mask, cpu));
-	wake_up_process(churn);
-	mock_defer(test, host_kthread_stop_action, churn);
-
-	for (i = 0; i < nr; i++) {
-		KUNIT_EXPECT_GT_MSG(test, host_add(mem, addr, PAGE_SIZE), 0,
-				    "region %lu", i);
-		locked = host_user_locked(user);
-		/* i + 1 charged here, and the other's 3 at times. */
-		KUNIT_EXPECT_TRUE_MSG(test, locked == i + 1 || locked == i + 4,
-				      "locked_vm %lu after %lu", locked, i + 1);
+	mem = netgpu_mem_create();
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+	if (host_add(mem, addr, PAGE_SIZE) <= 0) {
+		netgpu_mem_close(mem);
+		KUNIT_FAIL(test, "host_add failed");
+		return;
 	}
-	kunit_release_action(test, host_kthread_stop_action, churn);
-	KUNIT_EXPECT_EQ(test, host_user_locked(user), nr);
-	KUNIT_EXPECT_EQ(test, refcount_read(&user->__count), nr + 1);
-	/* The limit still holds. */
-	host_set_memlock(nr);
-	KUNIT_EXPECT_EQ(test, host_add(mem, addr, PAGE_SIZE), -ENOMEM);
-	KUNIT_EXPECT_EQ(test, host_user_locked(user), nr);
+	KUNIT_ASSERT_EQ(test, get_user_pages_fast(addr, 1, 0, &page), 1);
+	folio = page_folio(page);
+	/* As if written back since the user last wrote it. */
+	folio_lock(folio);
+	folio_clear_dirty_for_io(folio);
+	folio_unlock(folio);
+	KUNIT_EXPECT_FALSE(test, folio_test_dirty(folio));
 
-	kunit_release_action(test, host_fake_close_action, fake);
-	KUNIT_EXPECT_EQ(test, host_user_locked(user), 0);
-	KUNIT_EXPECT_EQ(test, refcount_read(&user->__count), 1);
-	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 1), 0);
+	netgpu_mem_close(mem);
+	KUNIT_EXPECT_FALSE(test, folio_maybe_dma_pinned(folio));
+	KUNIT_EXPECT_TRUE(test, folio_test_dirty(folio));
+	put_page(page);
 }
 
 static struct kunit_case host_test_cases[] = {
@@ -783,13 +844,16 @@ static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_memlock),
 	KUNIT_CASE(netgpu_host_test_unaligned),
 	KUNIT_CASE(netgpu_host_test_refusals),
-	KUNIT_CASE(netgpu_host_test_rfc_get_pages_overrun),
+	KUNIT_CASE(netgpu_host_test_get_pages_bounded),
 	KUNIT_CASE(netgpu_host_test_add_fail_nth),
 	KUNIT_CASE(netgpu_host_test_map_error),
 	KUNIT_CASE(netgpu_host_test_map_huge),
 	KUNIT_CASE(netgpu_host_test_dma_bounds),
 	KUNIT_CASE(netgpu_host_test_memlock_overflow),
-	KUNIT_CASE(netgpu_host_test_memlock_race),
+	KUNIT_CASE(netgpu_host_test_huge_len),
+	KUNIT_CASE(netgpu_host_test_sync_for_cpu),
+	KUNIT_CASE(netgpu_host_test_pinned_vm),
+	KUNIT_CASE(netgpu_host_test_unpin_dirties),
 	{}
 };
 

@@ -204,6 +204,19 @@ static bool tprov_map_in_rcu;
 static bool tprov_release_probe;
 static int tprov_release_probed;
 static bool tprov_release_tryget;
+static bool tprov_release_work_pending;
+/* Where the last release ran: in interrupt context or with BHs off. */
+static bool tprov_release_in_interrupt;
+/* Set: tprov_add() and tprov_unmap() stop at these points. */
+static struct completion *tprov_add_entered, *tprov_add_go;
+static struct completion *tprov_unmap_entered, *tprov_unmap_go;
+/* Completed by every tprov_unmap(). */
+static struct completion *tprov_unmapped;
+/* Completed by every tprov_release(). */
+static struct completion *tprov_released;
+/* Set: tprov_dma() spins inside the lookup's RCU section until cleared. */
+static struct completion *tprov_dma_entered;
+static bool tprov_dma_hold;
 
 static struct netgpu_region *tprov_add(struct netgpu_mem *mem,
 				       const struct netgpu_region_desc *desc)
@@ -212,6 +225,10 @@ static struct netgpu_region *tprov_add(struct netgpu_mem *mem,
 
 	if (!desc->len || !PAGE_ALIGNED(desc->addr | desc->len))
 		return ERR_PTR(-EINVAL);
+	if (tprov_add_entered) {
+		complete(tprov_add_entered);
+		wait_for_completion(tprov_add_go);
+	}
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return ERR_PTR(-ENOMEM);
@@ -226,10 +243,14 @@ static void tprov_release(struct netgpu_region *r)
 		/* Nothing may take a reference or queue a revoke now. */
 		tprov_release_tryget = netgpu_region_tryget(r);
 		netgpu_region_revoke_async(r);
+		tprov_release_work_pending = work_pending(&r->revoke_work);
 		tprov_release_probed++;
 	}
+	tprov_release_in_interrupt = in_interrupt() || irqs_disabled();
 	atomic_dec(&tprov_regions);
 	kfree(r);
+	if (tprov_released)
+		complete(tprov_released);
 }
 
 /* Where the core calls map from: must be allowed to sleep. */
@@ -255,13 +276,25 @@ static struct netgpu_dmamap *tprov_map(struct netgpu_region *r,
 
 static void tprov_unmap(struct netgpu_dmamap *map)
 {
+	if (tprov_unmap_entered) {
+		complete(tprov_unmap_entered);
+		wait_for_completion(tprov_unmap_go);
+	}
 	atomic_dec(&tprov_maps);
 	kfree(container_of(map, struct tprov_map, map));
+	if (tprov_unmapped)
+		complete(tprov_unmapped);
 }
 
 static int tprov_dma(const struct netgpu_dmamap *map, u64 off,
 		     dma_addr_t *dma, u64 *len)
 {
+	if (tprov_dma_entered) {
+		complete(tprov_dma_entered);
+		/* Inside the reader's RCU section: spin, never sleep. */
+		while (READ_ONCE(tprov_dma_hold))
+			cpu_relax();
+	}
 	*dma = container_of(map, struct tprov_map, map)->base + off;
 	*len = PAGE_SIZE - offset_in_page(off);
 	return 0;
@@ -706,12 +739,7 @@ static void netgpu_mem_test_concurrent_lookup(struct kunit *test)
 		KUNIT_ASSERT_TRUE(test, lookup_loop_wait(&l->ok, found));
 	}
 
-	if (is_host(f)) {
-		netgpu_region_revoke(r);
-	} else {
-		mock_gpu_revoke(f->buf[0]);
-		netgpu_region_flush_revoke(r);
-	}
+	netgpu_region_revoke(r);
 	fails = atomic_long_read(&l->fail);
 	KUNIT_EXPECT_TRUE(test, lookup_loop_wait(&l->fail, fails));
 	kunit_release_action(test, lookup_loop_stop, l);
@@ -790,10 +818,10 @@ static void netgpu_mem_test_attach_fail_nth(struct kunit *test)
 		faults = 0;
 		for (n = 1; n < 1000; n++) {
 			mem_state(test, r, mc[i], &before);
-			current->fail_nth = n;
+			netgpu_fail_nth_set(n);
 			err = netgpu_memctx_attach(mc[i], r);
-			left = current->fail_nth;
-			current->fail_nth = 0;
+			left = netgpu_fail_nth_left();
+			netgpu_fail_nth_set(0);
 			if (!err && left)
 				break;
 			if (!err) {
@@ -817,41 +845,41 @@ static void netgpu_mem_test_attach_fail_nth(struct kunit *test)
 	expect_exporter_maps(test, 0, 1);
 }
 
-/* Revocation allocates nothing: under any fault it completes. */
+/*
+ * Revocation allocates nothing, so it cannot fail: the first allocation
+ * it would make is armed to fail, and must still be armed afterwards.
+ */
 static void netgpu_mem_test_revoke_fail_nth(struct kunit *test)
 {
 	struct mem_fix *f = test->priv;
 	struct netgpu_memctx *mc[2];
 	struct netgpu_mem_loc loc;
 	struct netgpu_region *r;
-	int n, left;
 	u64 addr;
+	int left;
 
-	for (n = 1; n < 50; n++) {
-		addr = mem_space(test, 2);
-		f->nr = 0;
-		r = mem_add(test, addr, 2);
-		mc[0] = mock_memctx(test, f->dev[0]);
-		mc[1] = mock_memctx(test, f->dev[1]);
-		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[0], r), 0);
-		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[1], r), 0);
+	netgpu_kunit_need_fail_nth(test);
+	addr = mem_space(test, 2);
+	r = mem_add(test, addr, 2);
+	mc[0] = mock_memctx(test, f->dev[0]);
+	mc[1] = mock_memctx(test, f->dev[1]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[0], r), 0);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc[1], r), 0);
 
-		current->fail_nth = n;
-		netgpu_region_revoke(r);
-		left = current->fail_nth;
-		current->fail_nth = 0;
+	netgpu_fail_nth_set(1);
+	netgpu_region_revoke(r);
+	left = netgpu_fail_nth_left();
+	netgpu_fail_nth_set(0);
 
-		KUNIT_EXPECT_EQ(test, mock_lookup(mc[0], addr, &loc), -EFAULT);
-		KUNIT_EXPECT_EQ(test, mock_lookup(mc[1], addr, &loc), -EFAULT);
-		KUNIT_EXPECT_EQ(test, region_nr_maps(r), 0);
-		expect_exporter_maps(test, 0, 0);
-		KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
-		kunit_release_action(test, mock_region_put_action, r);
-		KUNIT_EXPECT_FALSE(test, backing_held(test, addr, 0));
-		if (left)
-			break;
-	}
-	KUNIT_EXPECT_LT(test, n, 50);
+	/* Not consumed: revoke made no allocation at all. */
+	KUNIT_EXPECT_EQ(test, left, 1);
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc[0], addr, &loc), -EFAULT);
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc[1], addr, &loc), -EFAULT);
+	KUNIT_EXPECT_EQ(test, region_nr_maps(r), 0);
+	expect_exporter_maps(test, 0, 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
+	kunit_release_action(test, mock_region_put_action, r);
+	KUNIT_EXPECT_FALSE(test, backing_held(test, addr, 0));
 }
 
 /* ----- Provider registry and module references ----- */
@@ -1054,10 +1082,10 @@ static void netgpu_mem_test_create_fail_nth(struct kunit *test)
 
 	netgpu_kunit_need_fail_nth(test);
 	for (n = 1; n < 100; n++) {
-		current->fail_nth = n;
+		netgpu_fail_nth_set(n);
 		mem = netgpu_mem_create();
-		left = current->fail_nth;
-		current->fail_nth = 0;
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
 		if (mem) {
 			netgpu_mem_close(mem);
 			if (left)
@@ -1120,10 +1148,10 @@ static void netgpu_mem_test_tryget(struct kunit *test)
 	tprov_release_probe = false;
 	KUNIT_EXPECT_EQ(test, tprov_release_probed, 1);
 	KUNIT_EXPECT_FALSE(test, tprov_release_tryget);
+	/* A revoke queued now would run on freed memory. */
+	KUNIT_EXPECT_FALSE(test, tprov_release_work_pending);
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
 	expect_tprov_refs(test, o, 0);
-	/* Time for a revoke wrongly queued to run on freed memory: KASAN. */
-	msleep(20);
 }
 
 /* Memory without pages (a provider with no get_pages) says so. */
@@ -1270,17 +1298,13 @@ static void netgpu_mem_test_attach_publish_fails(struct kunit *test)
 	}
 }
 
-/* ----- RFC defects (DESIGN 6) ----- */
+/* ----- Where providers are called, and references by id ----- */
 
 /*
- * RFC netgpu_mem_attach_ctx() called map_region() and kmalloc(GFP_KERNEL)
- * under spin_lock(&r->lock).  The provider's map must run where it may
- * sleep: preemptible, outside RCU.  The recorder itself tells a spinlock
- * apart (second half), so this case fails against the RFC's locking.
+ * The provider's map allocates and may sleep: the core calls it
+ * preemptible and outside RCU, never under a spinlock.
  */
-static DEFINE_SPINLOCK(rfc_r_lock);
-
-static void netgpu_mem_test_rfc_no_sleep_under_spinlock(struct kunit *test)
+static void netgpu_mem_test_map_may_sleep(struct kunit *test)
 {
 	struct mem_fix *f = test->priv;
 	struct netgpu_memctx *mc;
@@ -1300,21 +1324,13 @@ static void netgpu_mem_test_rfc_no_sleep_under_spinlock(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
 	KUNIT_EXPECT_TRUE(test, tprov_map_preemptible);
 	KUNIT_EXPECT_FALSE(test, tprov_map_in_rcu);
-
-	/* What the RFC did: the recorder notices. */
-	spin_lock(&rfc_r_lock);
-	tprov_record_context();
-	spin_unlock(&rfc_r_lock);
-	KUNIT_EXPECT_FALSE(test, tprov_map_preemptible);
 }
 
 /*
- * RFC netgpu_mem_attach_ctx() found a region under rcu_read_lock() on a
- * list that was not RCU-managed and used it after rcu_read_unlock(),
- * with no reference: closing the area freed it under the user.  Lookup by
- * id must return a counted reference that outlives the area.
+ * A region found by id comes with a counted reference that outlives the
+ * area's close.
  */
-static void netgpu_mem_test_rfc_lookup_holds_ref(struct kunit *test)
+static void netgpu_mem_test_get_region_holds_ref(struct kunit *test)
 {
 	struct mem_fix *f = test->priv;
 	int base = atomic_read(&tprov_regions);
@@ -1339,6 +1355,455 @@ static void netgpu_mem_test_rfc_lookup_holds_ref(struct kunit *test)
 	netgpu_region_put(r);
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_maps), 0);
+}
+
+/* ----- 32-bit ranges ----- */
+
+/*
+ * A range whose pages an unsigned long cannot count or index (on 32-bit)
+ * is refused before anything can use it; an accepted region's length
+ * always matches its page count.
+ */
+static void netgpu_mem_test_range_fits_ulong(struct kunit *test)
+{
+	const bool narrow = BITS_PER_LONG == 32;
+	int base = atomic_read(&tprov_regions);
+	struct mem_fix *f = test->priv;
+	struct netgpu_region *r;
+	int id;
+
+	tprov_register(test);
+	/* 2^32 pages: the page count truncates to 0 on 32-bit. */
+	id = tprov_add_region(test, 0, BIT_ULL(32 + PAGE_SHIFT));
+	if (narrow) {
+		KUNIT_EXPECT_EQ(test, id, -EOVERFLOW);
+	} else {
+		r = mock_region_get(test, f->mem, id);
+		KUNIT_EXPECT_EQ(test, r->len, (u64)r->nr_pages << PAGE_SHIFT);
+	}
+	/* Page index 2^38: dma-buf addresses are chosen by user space. */
+	id = tprov_add_region(test, BIT_ULL(50), PAGE_SIZE);
+	if (narrow)
+		KUNIT_EXPECT_EQ(test, id, -EOVERFLOW);
+	else
+		KUNIT_EXPECT_GT(test, id, 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions),
+			base + (narrow ? 0 : 2));
+}
+
+/* ----- Races, each held at its window ----- */
+
+struct add_race {
+	struct netgpu_mem	*mem;
+	int			ret;
+	struct completion	done;
+};
+
+static int add_race_fn(void *data)
+{
+	struct add_race *a = data;
+
+	a->ret = tprov_add_to(a->mem, 0x100000, PAGE_SIZE);
+	complete(&a->done);
+	return 0;
+}
+
+/*
+ * An area closed while a region is being added to it (held in the
+ * provider's add) is not freed under the add, and the add does not
+ * outlive the close: it fails with -ENODEV and gives everything back.
+ */
+static void netgpu_mem_test_add_races_close(struct kunit *test)
+{
+	DECLARE_COMPLETION_ONSTACK(entered);
+	DECLARE_COMPLETION_ONSTACK(go);
+	int base = atomic_read(&tprov_regions);
+	struct task_struct *t;
+	struct add_race a;
+
+	tprov_register(test);
+	a.mem = netgpu_mem_create();
+	KUNIT_ASSERT_NOT_NULL(test, a.mem);
+	init_completion(&a.done);
+
+	tprov_add_entered = &entered;
+	tprov_add_go = &go;
+	t = kthread_run(add_race_fn, &a, "netgpu-add");
+	if (IS_ERR(t)) {
+		tprov_add_entered = NULL;
+		tprov_add_go = NULL;
+		netgpu_mem_close(a.mem);
+		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(t));
+		return;
+	}
+	wait_for_completion(&entered);
+	tprov_add_entered = NULL;
+	/* The open reference goes while the add is in the provider. */
+	netgpu_mem_close(a.mem);
+	complete(&go);
+	wait_for_completion(&a.done);
+	tprov_add_go = NULL;
+
+	KUNIT_EXPECT_EQ(test, a.ret, -ENODEV);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
+}
+
+struct release_race {
+	struct netgpu_memctx	*mc;
+	bool			started;
+	bool			early;
+	struct completion	released;
+};
+
+static struct release_race *release_race;
+
+static int release_race_fn(void *data)
+{
+	struct release_race *rr = data;
+
+	netgpu_memctx_release(rr->mc);
+	complete(&rr->released);
+	return 0;
+}
+
+/*
+ * netgpu_memctx_revoke_done(), held: the revocation has unlinked the
+ * context's last attachment and dropped the context's lock, and has not
+ * yet made its last touch of the context.  Release the context from
+ * another thread now: it must not return until the revocation is done.
+ */
+static void release_race_revoke_done(struct netgpu_memctx *mc)
+{
+	struct release_race *rr = release_race;
+	struct task_struct *t;
+
+	t = kthread_run(release_race_fn, rr, "netgpu-release");
+	rr->started = !IS_ERR(t);
+	if (rr->started)
+		rr->early = wait_for_completion_timeout(&rr->released, HZ);
+	/* What the real netgpu_memctx_revoke_done() does. */
+	if (atomic_dec_and_test(&mc->revokers))
+		wake_up_var(&mc->revokers);
+}
+
+/*
+ * A context released while a revocation unlinks its last attachment is
+ * not released (and so not freed by its owner) before the revocation's
+ * last touch of it: mutex_unlock() of the context's lock is not that.
+ */
+static void netgpu_mem_test_release_waits_for_revoke(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct release_race rr = {};
+	struct netgpu_region *r;
+
+	tprov_register(test);
+	r = mock_region_get(test, f->mem, tprov_add_region(test, 0x100000,
+							   PAGE_SIZE));
+	rr.mc = kunit_kzalloc(test, sizeof(*rr.mc), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rr.mc);
+	netgpu_memctx_init(rr.mc, f->dev[0]);
+	init_completion(&rr.released);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(rr.mc, r), 0);
+
+	release_race = &rr;
+	kunit_activate_static_stub(test, netgpu_memctx_revoke_done,
+				   release_race_revoke_done);
+	netgpu_region_revoke(r);
+	kunit_deactivate_static_stub(test, netgpu_memctx_revoke_done);
+	release_race = NULL;
+
+	if (!rr.started) {
+		netgpu_memctx_release(rr.mc);
+		KUNIT_FAIL(test, "could not start the releasing thread");
+		return;
+	}
+	wait_for_completion(&rr.released);
+	KUNIT_EXPECT_FALSE(test, rr.early);
+	KUNIT_EXPECT_TRUE(test, list_empty(&rr.mc->atts));
+	KUNIT_EXPECT_EQ(test, atomic_read(&rr.mc->revokers), 0);
+}
+
+struct revoke_thread {
+	struct netgpu_region	*r;
+	int			maps_after;
+	struct completion	done;
+};
+
+static int revoke_thread_fn(void *data)
+{
+	struct revoke_thread *rt = data;
+
+	netgpu_region_revoke(rt->r);
+	rt->maps_after = atomic_read(&tprov_maps);
+	complete(&rt->done);
+	return 0;
+}
+
+static int revoke_thread_start(struct kunit *test, struct revoke_thread *rt,
+			       struct netgpu_region *r)
+{
+	struct task_struct *t;
+
+	rt->r = r;
+	init_completion(&rt->done);
+	t = kthread_run(revoke_thread_fn, rt, "netgpu-revoke");
+	return PTR_ERR_OR_ZERO(t);
+}
+
+/*
+ * A revocation racing another returns only once every map is unmapped:
+ * the first is held inside the provider's unmap while the second runs.
+ */
+static void netgpu_mem_test_revoke_waits_for_revoke(struct kunit *test)
+{
+	DECLARE_COMPLETION_ONSTACK(entered);
+	DECLARE_COMPLETION_ONSTACK(go);
+	struct mem_fix *f = test->priv;
+	struct revoke_thread first, second;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	int maps, err;
+
+	tprov_register(test);
+	r = mock_region_get(test, f->mem, tprov_add_region(test, 0x100000,
+							   PAGE_SIZE));
+	mc = mock_memctx(test, f->dev[0]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	maps = atomic_read(&tprov_maps);
+
+	tprov_unmap_entered = &entered;
+	tprov_unmap_go = &go;
+	err = revoke_thread_start(test, &first, r);
+	if (err) {
+		tprov_unmap_entered = NULL;
+		tprov_unmap_go = NULL;
+		KUNIT_FAIL(test, "kthread_run: %d", err);
+		return;
+	}
+	wait_for_completion(&entered);
+	tprov_unmap_entered = NULL;
+
+	err = revoke_thread_start(test, &second, r);
+	/* Give a second revoke that does not wait the time to return. */
+	if (!err)
+		wait_for_completion_timeout(&second.done, HZ);
+	complete(&go);
+	wait_for_completion(&first.done);
+	if (!err)
+		wait_for_completion(&second.done);
+	tprov_unmap_go = NULL;
+
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ(test, second.maps_after, maps - 1);
+	KUNIT_EXPECT_EQ(test, first.maps_after, maps - 1);
+}
+
+/*
+ * The last reference dropped with bottom halves off (the data path)
+ * releases the region later, in process context, where the provider may
+ * sleep.
+ */
+static void netgpu_mem_test_last_put_bh(struct kunit *test)
+{
+	DECLARE_COMPLETION_ONSTACK(released);
+	int base = atomic_read(&tprov_regions);
+	struct mem_fix *f = test->priv;
+	struct netgpu_region *r;
+	int id;
+
+	tprov_register(test);
+	id = tprov_add_region(test, 0x100000, PAGE_SIZE);
+	KUNIT_ASSERT_GT(test, id, 0);
+	r = netgpu_mem_get_region(f->mem, id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+	/* The area drops its link: ours is the last reference. */
+	netgpu_region_revoke(r);
+	KUNIT_ASSERT_EQ(test, refcount_read(&r->ref), 1);
+
+	tprov_released = &released;
+	tprov_release_in_interrupt = true;
+	local_bh_disable();
+	netgpu_region_put(r);
+	local_bh_enable();
+	wait_for_completion(&released);
+	tprov_released = NULL;
+
+	KUNIT_EXPECT_FALSE(test, tprov_release_in_interrupt);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
+}
+
+struct held_lookup {
+	struct netgpu_memctx	*mc;
+	u64			addr;
+	int			err;
+	struct completion	done;
+};
+
+static int held_lookup_fn(void *data)
+{
+	struct held_lookup *h = data;
+	struct netgpu_mem_loc loc;
+
+	rcu_read_lock();
+	h->err = netgpu_memctx_lookup(h->mc, h->addr, &loc);
+	rcu_read_unlock();
+	complete(&h->done);
+	return 0;
+}
+
+struct detach_thread {
+	struct netgpu_memctx	*mc;
+	struct netgpu_region	*r;
+	int			err;
+	struct completion	done;
+};
+
+static int detach_thread_fn(void *data)
+{
+	struct detach_thread *d = data;
+
+	d->err = netgpu_memctx_detach(d->mc, d->r);
+	complete(&d->done);
+	return 0;
+}
+
+static void mem_test_unbind_action(void *unused)
+{
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+}
+
+/*
+ * A detach waits for a lookup already running: the map it found stays
+ * mapped until the reader leaves its RCU read section (the reader is
+ * held inside the provider's dma op, on another CPU).
+ */
+static void netgpu_mem_test_detach_waits_for_lookup(struct kunit *test)
+{
+	DECLARE_COMPLETION_ONSTACK(entered);
+	struct mem_fix *f = test->priv;
+	struct task_struct *reader, *detacher;
+	struct held_lookup h = {};
+	struct detach_thread d = {};
+	struct netgpu_region *r;
+	unsigned int cpu;
+	bool early, unmapped;
+	int maps;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "Test requires: 2 CPUs");
+	tprov_register(test);
+	r = mock_region_get(test, f->mem, tprov_add_region(test, 0x100000,
+							   PAGE_SIZE));
+	h.mc = mock_memctx(test, f->dev[0]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(h.mc, r), 0);
+	maps = atomic_read(&tprov_maps);
+	h.addr = 0x100000 + 64;
+	init_completion(&h.done);
+	d.mc = h.mc;
+	d.r = r;
+	init_completion(&d.done);
+
+	/* The reader spins on one CPU, everything else runs on another. */
+	cpu = raw_smp_processor_id();
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu)),
+			0);
+	mock_defer(test, mem_test_unbind_action, NULL);
+	reader = kthread_create(held_lookup_fn, &h, "netgpu-reader");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, reader);
+	detacher = kthread_create(detach_thread_fn, &d, "netgpu-detach");
+	if (IS_ERR(detacher)) {
+		kthread_stop(reader);
+		KUNIT_FAIL(test, "kthread_create: %ld", PTR_ERR(detacher));
+		return;
+	}
+	kthread_bind(reader, cpumask_any_but(cpu_online_mask, cpu));
+	kthread_bind(detacher, cpu);
+
+	WRITE_ONCE(tprov_dma_hold, true);
+	tprov_dma_entered = &entered;
+	wake_up_process(reader);
+	wait_for_completion(&entered);
+	tprov_dma_entered = NULL;
+
+	wake_up_process(detacher);
+	early = wait_for_completion_timeout(&d.done, HZ / 2);
+	unmapped = atomic_read(&tprov_maps) != maps;
+	WRITE_ONCE(tprov_dma_hold, false);
+	wait_for_completion(&h.done);
+	wait_for_completion(&d.done);
+
+	KUNIT_EXPECT_FALSE(test, early);
+	KUNIT_EXPECT_FALSE(test, unmapped);
+	KUNIT_EXPECT_EQ(test, h.err, 0);
+	KUNIT_EXPECT_EQ(test, d.err, 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_maps), maps - 1);
+}
+
+/* ----- Buffers in flight ----- */
+
+/*
+ * A map whose last attachment goes stays mapped, and keeps its region
+ * (what backs it), while buffers of it are in flight; the last buffer
+ * back unmaps it.  After a detach (i == 0) and after a revocation.
+ */
+static void netgpu_mem_test_unmap_waits_for_inflight(struct kunit *test)
+{
+	DECLARE_COMPLETION_ONSTACK(unmapped);
+	DECLARE_COMPLETION_ONSTACK(released);
+	int base = atomic_read(&tprov_regions);
+	struct mem_fix *f = test->priv;
+	struct netgpu_mem_loc loc;
+	struct netgpu_dmamap *map;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	int i, id, maps, err;
+
+	tprov_register(test);
+	for (i = 0; i < 2; i++) {
+		id = tprov_add_region(test, 0x100000 * (i + 1), 2 * PAGE_SIZE);
+		KUNIT_ASSERT_GT(test, id, 0);
+		r = netgpu_mem_get_region(f->mem, id);
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+		mc = mock_memctx(test, f->dev[0]);
+		KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+		maps = atomic_read(&tprov_maps);
+
+		rcu_read_lock();
+		err = netgpu_memctx_lookup(mc, r->start + PAGE_SIZE, &loc);
+		map = loc.map;
+		if (!err)
+			netgpu_dmamap_inflight_add(map, 2);
+		rcu_read_unlock();
+		KUNIT_ASSERT_EQ(test, err, 0);
+
+		if (i == 0)
+			KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+		else
+			netgpu_region_revoke(r);
+		netgpu_region_put(r);
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&tprov_maps), maps,
+				    "unmapped with 2 buffers in flight (%d)", i);
+		/* The first region stays in its area; the second in its map. */
+		KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1 + i);
+
+		reinit_completion(&unmapped);
+		reinit_completion(&released);
+		tprov_unmapped = &unmapped;
+		tprov_released = &released;
+		netgpu_dmamap_inflight_sub(map, 1);
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&tprov_maps), maps,
+				    "unmapped with 1 buffer in flight (%d)", i);
+		netgpu_dmamap_inflight_sub(map, 1);
+		wait_for_completion(&unmapped);
+		if (i == 1)
+			wait_for_completion(&released);
+		tprov_unmapped = NULL;
+		tprov_released = NULL;
+		KUNIT_EXPECT_EQ(test, atomic_read(&tprov_maps), maps - 1);
+	}
+	/* The revoked region went with its map, the other is in the area. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
 }
 
 static struct kunit_case mem_test_cases[] = {
@@ -1368,8 +1833,15 @@ static struct kunit_case mem_test_cases[] = {
 			 mem_backend_gen_params),
 	KUNIT_CASE_PARAM(netgpu_mem_test_attach_publish_fails,
 			 mem_backend_gen_params),
-	KUNIT_CASE(netgpu_mem_test_rfc_no_sleep_under_spinlock),
-	KUNIT_CASE(netgpu_mem_test_rfc_lookup_holds_ref),
+	KUNIT_CASE(netgpu_mem_test_map_may_sleep),
+	KUNIT_CASE(netgpu_mem_test_get_region_holds_ref),
+	KUNIT_CASE(netgpu_mem_test_range_fits_ulong),
+	KUNIT_CASE(netgpu_mem_test_add_races_close),
+	KUNIT_CASE(netgpu_mem_test_release_waits_for_revoke),
+	KUNIT_CASE(netgpu_mem_test_revoke_waits_for_revoke),
+	KUNIT_CASE(netgpu_mem_test_last_put_bh),
+	KUNIT_CASE(netgpu_mem_test_detach_waits_for_lookup),
+	KUNIT_CASE(netgpu_mem_test_unmap_waits_for_inflight),
 	{}
 };
 

@@ -276,8 +276,9 @@ static int netgpu_dmabuf_dma(const struct netgpu_dmamap *map, u64 off,
 	return 0;
 }
 
+/* Built in: no module reference on the library's own code. */
 const struct netgpu_mem_ops netgpu_dmabuf_ops = {
-	.owner		= THIS_MODULE,
+	.owner		= NULL,
 	.type		= NETGPU_MEMTYPE_DMABUF,
 	.name		= "dmabuf",
 	.add		= netgpu_dmabuf_add,

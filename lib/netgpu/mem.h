@@ -52,10 +52,10 @@
  *   &netgpu_region.revoke_lock  ->  &netgpu_region.lock  ->
  *   &netgpu_memctx.lock  ->  provider locks (dma_resv of a dma-buf)
  *
- * The area's xa_lock and the registry mutex are leaves.  A provider's
- * revocation callback (dma-buf move_notify, called under dma_resv) takes
- * none of them: it marks the region revoked and defers the rest to a work
- * item.  Only mutexes are held across allocations and provider calls;
+ * The area's xa_lock and the registry mutex are leaves.  An owner that
+ * must revoke a region from atomic context (device removal under a
+ * spinlock) calls netgpu_region_revoke_async(), which takes none of them:
+ * it marks the region revoked and defers the rest to a work item.  Only mutexes are held across allocations and provider calls;
  * the data path (netgpu_memctx_lookup()) takes no lock at all.
  */
 
@@ -190,8 +190,8 @@ struct netgpu_mem {
  * @maps: &struct netgpu_dmamap, one per device
  * @atts: attachments (&struct netgpu_mem_att)
  * @dead: revoked and detached; no new attachments
- * @revoked: set from any context (even under provider locks) when the
- *	provider revokes the memory; lookups fail from then on
+ * @revoked: set from any context when the owner revokes the memory;
+ *	lookups fail from then on
  * @revoke_work: deferred netgpu_region_revoke()
  * @free_work: deferred release, for a last reference dropped in interrupt
  *	context
