@@ -39,7 +39,7 @@
 
 #include "buf.h"
 #include "cache.h"
-#include "mem.h"
+#include "mem_priv.h"
 #include "mock_gpu.h"
 #include "queue.h"
 #include "splat.h"

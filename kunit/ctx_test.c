@@ -39,7 +39,7 @@
 
 #include "ctx.h"
 #include "fail_nth.h"
-#include "mem.h"
+#include "mem_provider.h"
 #include "mock_gpu.h"
 #include "splat.h"
 

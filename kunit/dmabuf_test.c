@@ -33,7 +33,7 @@
 #include <linux/udmabuf.h>
 
 #include "fail_nth.h"
-#include "mem.h"
+#include "mem_priv.h"
 #include "mock_gpu.h"
 #include "splat.h"
 
@@ -409,6 +409,12 @@ static void netgpu_dmabuf_test_waits_for_kernel_fence(struct kunit *test)
 			-EFAULT);
 
 	mock_gpu_signal_fence(buf);
+	/*
+	 * Let attach return before kthread_stop(): it sets TIF_NOTIFY_SIGNAL,
+	 * which would interrupt a wait the signalled fence has not ended yet.
+	 */
+	dmabuf_wait(test, &a->progress);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(a->returned));
 	kunit_release_action(test, dmabuf_attacher_stop, a);
 	KUNIT_EXPECT_EQ(test, a->err, 0);
 	expect_exporter(test, buf, 1);
@@ -698,11 +704,11 @@ static void netgpu_dmabuf_test_add_fail_nth(struct kunit *test)
 	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
 	before = mock_gpu_file_count(buf);
 	for (n = 1; n < 1000; n++) {
-		current->fail_nth = n;
+		netgpu_fail_nth_set(n);
 		id = netgpu_dmabuf_add_region(f->mem, buf->dmabuf,
 					      DMABUF_BASE);
-		left = current->fail_nth;
-		current->fail_nth = 0;
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
 		if (id > 0 && left)
 			break;
 		if (id > 0) {
@@ -745,10 +751,10 @@ static void netgpu_dmabuf_test_map_fail_nth(struct kunit *test)
 	r = dmabuf_region(test, buf, DMABUF_BASE);
 	mc = mock_memctx(test, f->dev[0]);
 	for (n = 1; n < 1000; n++) {
-		current->fail_nth = n;
+		netgpu_fail_nth_set(n);
 		err = netgpu_memctx_attach(mc, r);
-		left = current->fail_nth;
-		current->fail_nth = 0;
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
 		if (!err && left)
 			break;
 		if (!err) {

@@ -46,7 +46,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 
-#include "mem.h"
+#include "mem_priv.h"
 
 MODULE_IMPORT_NS(DMA_BUF);
 

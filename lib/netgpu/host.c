@@ -21,7 +21,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "mem.h"
+#include "mem_priv.h"
 
 /* pin_user_pages_fast() counts pages in an int. */
 #define NETGPU_HOST_MAX_PAGES	((unsigned long)INT_MAX)

@@ -17,7 +17,7 @@
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
 
-#include "mem.h"
+#include "mem_priv.h"
 
 /* ===== Provider registry ===== */
 
@@ -481,9 +481,9 @@ static void netgpu_region_revoke_work(struct work_struct *work)
  * @r: the region
  *
  * Makes lookups fail at once and runs netgpu_region_revoke() from a work
- * item, which holds its own reference.  For callbacks that run under
- * locks the core must not take, such as a dma-buf importer's move_notify
- * under the buffer's dma_resv lock.
+ * item, which holds its own reference.  For owners that must revoke
+ * under locks the core must not take, such as a device-removal path
+ * holding a spinlock.
  *
  * Context: Any context; takes no lock.
  */
