@@ -773,10 +773,10 @@ static void netgpu_cache_test_fault_create(struct kunit *test)
 		survived = 0;
 		for (n = 1; n < 10000; n++) {
 			ct_leak_open(lk);
-			current->fail_nth = n;
+			netgpu_fail_nth_set(n);
 			c = netgpu_cache_create(cap, NUMA_NO_NODE);
-			left = current->fail_nth;
-			current->fail_nth = 0;
+			left = netgpu_fail_nth_left();
+			netgpu_fail_nth_set(0);
 
 			if (IS_ERR(c)) {
 				/* Nothing allocated behind... */
@@ -834,10 +834,10 @@ static void netgpu_cache_test_fault_data_path(struct kunit *test)
 	held = kunit_kcalloc(test, fx->nr, sizeof(*held), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, held);
 	kunit_info(test, "seed 7 capacity 128 ops 20000, fail_nth=1 armed");
-	current->fail_nth = 1;
+	netgpu_fail_nth_set(1);
 	swaps = run_random_sequence(fx, held, 7, 20000);
-	left = current->fail_nth;
-	current->fail_nth = 0;
+	left = netgpu_fail_nth_left();
+	netgpu_fail_nth_set(0);
 
 	KUNIT_EXPECT_EQ_MSG(test, left, 1,
 			    "the data path attempted an allocation");

@@ -16,6 +16,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/kthread.h>
+#include <linux/math64.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -498,10 +499,10 @@ static void netgpu_queue_test_create_fault(struct kunit *test)
 	lk = qt_leak_start(test);
 	for (nth = 1; nth < 1000; nth++) {
 		qt_leak_open(lk);
-		current->fail_nth = nth;
+		netgpu_fail_nth_set(nth);
 		q = netgpu_queue_create(NETGPU_QUEUE_RX, 64);
-		left = current->fail_nth;
-		current->fail_nth = 0;
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
 		if (IS_ERR(q)) {
 			leaks += qt_leak_close(test, lk, "failed create", nth);
 			KUNIT_EXPECT_EQ_MSG(test, PTR_ERR(q), -ENOMEM,
@@ -1221,7 +1222,7 @@ static void netgpu_queue_test_stress(struct kunit *test)
 
 	kunit_info(test, "seed %#x: %llu of %llu entries sent, %llu received in %llu ms; slept %llu times on a full ring, %llu on an empty one",
 		   s->seed, s->sent, (u64)QT_STRESS_ENTRIES, s->received,
-		   ns / NSEC_PER_MSEC, s->full_waits, s->empty_waits);
+		   div_u64(ns, NSEC_PER_MSEC), s->full_waits, s->empty_waits);
 	KUNIT_EXPECT_FALSE(test, IS_ERR(prod));
 	KUNIT_EXPECT_FALSE(test, timed_out);
 	KUNIT_EXPECT_FALSE_MSG(test, s->mismatch, "wrong entry at seq %llu",
