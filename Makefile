@@ -24,7 +24,7 @@ export NETGPU_CACHE PRISTINE SRC OUT CCACHE_DIR BUILD BENCH_BUILD FAULT_ARGS
 all: kunit
 
 help:
-	@sed -n '/^## /s/^## //p' README.md
+	@sed -n 's/^| `make \([^`]*\)` | \(.*\) |$$/make \1: \2/p' README.md
 
 deps:
 	@scripts/deps
