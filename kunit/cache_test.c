@@ -29,6 +29,7 @@
 
 #include "cache.h"
 #include "fail_nth.h"
+#include "leak.h"
 #include "splat.h"
 
 /* Where a fixture buffer is. */
@@ -196,183 +197,8 @@ static void fx_drain_and_check(struct cache_fixture *fx)
 				    "buffer %u lost in the cache", i);
 }
 
-/*
- * Leak tracking for the fault sweeps.  While a window is open, every
- * kmalloc() made by the case's own thread (task context only) is recorded
- * from the kmalloc tracepoint, and crossed off when kfree() or
- * kmem_cache_free() frees it, from any context.  What is left when the
- * window closes was leaked by the code called inside it, whichever of its
- * allocations that was: the unit does not count for the test.  Page and
- * kmem_cache allocations are not recorded (vmalloc frees its vmap areas
- * lazily), but vmalloc's own bookkeeping (the vm_struct, the page array)
- * is kmalloc'ed, so a leaked vmalloc area shows too.  (The same tracker
- * as in queue_test.c.)
- */
-#define CT_LEAK_MAX	32
-
-struct ct_leak {
-	raw_spinlock_t		lock;
-	struct task_struct	*task;
-	bool			on;
-	bool			overflow;
-	u32			nr;		/* live entries in @ptr */
-	u32			seen;		/* allocations recorded in all */
-	const void		*ptr[CT_LEAK_MAX];
-	unsigned long		site[CT_LEAK_MAX];
-	size_t			size[CT_LEAK_MAX];
-	gfp_t			gfp[CT_LEAK_MAX];
-};
-
-static void ct_leak_kmalloc(void *data, unsigned long call_site,
-			    const void *ptr, size_t bytes_req,
-			    size_t bytes_alloc, gfp_t gfp_flags, int node)
-{
-	struct ct_leak *lk = data;
-	unsigned long flags;
-	u32 i;
-
-	if (!ptr || current != lk->task || !in_task() || !READ_ONCE(lk->on))
-		return;
-	raw_spin_lock_irqsave(&lk->lock, flags);
-	/* kmalloc() of more than a slab's worth reports the same object twice. */
-	for (i = 0; i < lk->nr; i++)
-		if (lk->ptr[i] == ptr)
-			goto out;
-	if (lk->nr < CT_LEAK_MAX) {
-		lk->ptr[lk->nr] = ptr;
-		lk->site[lk->nr] = call_site;
-		lk->size[lk->nr] = bytes_req;
-		lk->gfp[lk->nr] = gfp_flags;
-		WRITE_ONCE(lk->nr, lk->nr + 1);
-	} else {
-		lk->overflow = true;
-	}
-	lk->seen++;
-out:
-	raw_spin_unlock_irqrestore(&lk->lock, flags);
-}
-
-static void ct_leak_forget(struct ct_leak *lk, const void *ptr)
-{
-	unsigned long flags;
-	u32 i;
-
-	/* Every kfree() of the system comes here: nothing tracked, no lock. */
-	if (!READ_ONCE(lk->nr))
-		return;
-	raw_spin_lock_irqsave(&lk->lock, flags);
-	for (i = 0; i < lk->nr; i++) {
-		if (lk->ptr[i] != ptr)
-			continue;
-		WRITE_ONCE(lk->nr, lk->nr - 1);
-		lk->ptr[i] = lk->ptr[lk->nr];
-		lk->site[i] = lk->site[lk->nr];
-		lk->size[i] = lk->size[lk->nr];
-		lk->gfp[i] = lk->gfp[lk->nr];
-		break;
-	}
-	raw_spin_unlock_irqrestore(&lk->lock, flags);
-}
-
-static void ct_leak_kfree(void *data, unsigned long call_site,
-			  const void *ptr)
-{
-	ct_leak_forget(data, ptr);
-}
-
-static void ct_leak_kmem_cache_free(void *data, unsigned long call_site,
-				    const void *ptr,
-				    const struct kmem_cache *s)
-{
-	ct_leak_forget(data, ptr);
-}
-
-static void ct_leak_unregister(struct ct_leak *lk, int up_to)
-{
-	if (up_to > 2)
-		unregister_trace_kmem_cache_free(ct_leak_kmem_cache_free, lk);
-	if (up_to > 1)
-		unregister_trace_kfree(ct_leak_kfree, lk);
-	if (up_to > 0)
-		unregister_trace_kmalloc(ct_leak_kmalloc, lk);
-	/* No probe runs on @lk once this returns. */
-	tracepoint_synchronize_unregister();
-}
-
-static void ct_leak_stop(void *arg)
-{
-	ct_leak_unregister(arg, 3);
-}
-
-/* Probes on the kmem tracepoints for the rest of the case. */
-static struct ct_leak *ct_leak_start(struct kunit *test)
-{
-	struct ct_leak *lk;
-	int ret, up = 0;
-
-	lk = kunit_kzalloc(test, sizeof(*lk), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, lk);
-	raw_spin_lock_init(&lk->lock);
-	lk->task = current;
-
-	ret = register_trace_kmalloc(ct_leak_kmalloc, lk);
-	if (ret)
-		goto err_skip;
-	up = 1;
-	ret = register_trace_kfree(ct_leak_kfree, lk);
-	if (ret)
-		goto err_skip;
-	up = 2;
-	ret = register_trace_kmem_cache_free(ct_leak_kmem_cache_free, lk);
-	if (ret)
-		goto err_skip;
-
-	ret = kunit_add_action_or_reset(test, ct_leak_stop, lk);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-	return lk;
-
-err_skip:
-	ct_leak_unregister(lk, up);
-	kunit_skip(test, "Test requires: CONFIG_TRACEPOINTS (kmem tracepoints: %d)",
-		   ret);
-	return NULL;
-}
-
-static void ct_leak_open(struct ct_leak *lk)
-{
-	WRITE_ONCE(lk->on, true);
-}
-
-/*
- * Close the window and expect nothing it allocated to be live; @what
- * names the window in the failure.  Returns the number of leaks.
- */
-static u32 ct_leak_close(struct kunit *test, struct ct_leak *lk,
-			 const char *what, unsigned int nth)
-{
-	unsigned long flags;
-	u32 i, nr;
-
-	WRITE_ONCE(lk->on, false);
-	raw_spin_lock_irqsave(&lk->lock, flags);
-	nr = lk->nr;
-	raw_spin_unlock_irqrestore(&lk->lock, flags);
-
-	KUNIT_EXPECT_FALSE_MSG(test, lk->overflow, "%s: over %u allocations",
-			       what, CT_LEAK_MAX);
-	for (i = 0; i < nr; i++)
-		KUNIT_FAIL(test, "%s (fail_nth %u) leaked %zu bytes from %pS",
-			   what, nth, lk->size[i], (void *)lk->site[i]);
-	/* Start the next window empty whatever was left. */
-	raw_spin_lock_irqsave(&lk->lock, flags);
-	WRITE_ONCE(lk->nr, 0);
-	lk->overflow = false;
-	raw_spin_unlock_irqrestore(&lk->lock, flags);
-	return nr;
-}
-
 /* Is a live allocation of @size bytes charged to the memory cgroup? */
-static bool ct_leak_live_accounted(struct ct_leak *lk, size_t size)
+static bool netgpu_leak_live_accounted(struct netgpu_leak *lk, size_t size)
 {
 	unsigned long flags;
 	bool found = false;
@@ -758,13 +584,13 @@ static void netgpu_cache_test_fault_create(struct kunit *test)
 {
 	u32 k, n, failures, survived, leaks = 0;
 	struct netgpu_cache *c;
-	struct ct_leak *lk;
+	struct netgpu_leak *lk;
 	unsigned int left;
 	bool accounted;
 	u32 capacity;
 
 	netgpu_kunit_need_fail_nth(test);
-	lk = ct_leak_start(test);
+	lk = netgpu_leak_start(test);
 	for (k = 0; k < ARRAY_SIZE(create_capacities); k++) {
 		u32 cap = create_capacities[k];
 		size_t size = struct_size(c, slots, 2 * (size_t)cap);
@@ -772,7 +598,7 @@ static void netgpu_cache_test_fault_create(struct kunit *test)
 		failures = 0;
 		survived = 0;
 		for (n = 1; n < 10000; n++) {
-			ct_leak_open(lk);
+			netgpu_leak_open(lk);
 			netgpu_fail_nth_set(n);
 			c = netgpu_cache_create(cap, NUMA_NO_NODE);
 			left = netgpu_fail_nth_left();
@@ -780,7 +606,7 @@ static void netgpu_cache_test_fault_create(struct kunit *test)
 
 			if (IS_ERR(c)) {
 				/* Nothing allocated behind... */
-				leaks += ct_leak_close(test, lk,
+				leaks += netgpu_leak_close(test, lk,
 						       "failed create", n);
 				KUNIT_EXPECT_EQ(test, PTR_ERR(c), -ENOMEM);
 				/* ...and the failure was the injected one. */
@@ -788,10 +614,10 @@ static void netgpu_cache_test_fault_create(struct kunit *test)
 				failures++;
 				continue;
 			}
-			accounted = ct_leak_live_accounted(lk, size);
+			accounted = netgpu_leak_live_accounted(lk, size);
 			capacity = c->capacity;
 			netgpu_cache_destroy(c, NULL, NULL);
-			leaks += ct_leak_close(test, lk, "create and destroy",
+			leaks += netgpu_leak_close(test, lk, "create and destroy",
 					       n);
 			KUNIT_EXPECT_EQ(test, capacity, cap);
 			/* Up to a page, kvmalloc() is kmalloc(). */

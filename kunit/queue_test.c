@@ -31,6 +31,7 @@
 #include <trace/events/kmem.h>
 
 #include "fail_nth.h"
+#include "leak.h"
 #include "queue.h"
 #include "splat.h"
 
@@ -187,180 +188,6 @@ static u32 qt_peek(struct netgpu_queue *q, enum netgpu_queue_type type,
 	return netgpu_queue_cons_peek_addr_batch(q, out, max);
 }
 
-/*
- * Leak tracking for the fault sweeps.  While a window is open, every
- * kmalloc() made by the case's own thread (task context only) is recorded
- * from the kmalloc tracepoint, and crossed off when kfree() or
- * kmem_cache_free() frees it, from any context.  What is left when the
- * window closes was leaked by the code called inside it, whichever of its
- * allocations that was: the unit does not count for the test.  Page and
- * kmem_cache allocations are not recorded (vmalloc frees its vmap areas
- * lazily), but vmalloc's own bookkeeping (the vm_struct, the page array)
- * is kmalloc'ed, so a leaked vmalloc area shows too.
- */
-#define QT_LEAK_MAX	32
-
-struct qt_leak {
-	raw_spinlock_t		lock;
-	struct task_struct	*task;
-	bool			on;
-	bool			overflow;
-	u32			nr;		/* live entries in @ptr */
-	u32			seen;		/* allocations recorded in all */
-	const void		*ptr[QT_LEAK_MAX];
-	unsigned long		site[QT_LEAK_MAX];
-	size_t			size[QT_LEAK_MAX];
-	gfp_t			gfp[QT_LEAK_MAX];
-};
-
-static void qt_leak_kmalloc(void *data, unsigned long call_site,
-			    const void *ptr, size_t bytes_req,
-			    size_t bytes_alloc, gfp_t gfp_flags, int node)
-{
-	struct qt_leak *lk = data;
-	unsigned long flags;
-	u32 i;
-
-	if (!ptr || current != lk->task || !in_task() || !READ_ONCE(lk->on))
-		return;
-	raw_spin_lock_irqsave(&lk->lock, flags);
-	/* kmalloc() of more than a slab's worth reports the same object twice. */
-	for (i = 0; i < lk->nr; i++)
-		if (lk->ptr[i] == ptr)
-			goto out;
-	if (lk->nr < QT_LEAK_MAX) {
-		lk->ptr[lk->nr] = ptr;
-		lk->site[lk->nr] = call_site;
-		lk->size[lk->nr] = bytes_req;
-		lk->gfp[lk->nr] = gfp_flags;
-		WRITE_ONCE(lk->nr, lk->nr + 1);
-	} else {
-		lk->overflow = true;
-	}
-	lk->seen++;
-out:
-	raw_spin_unlock_irqrestore(&lk->lock, flags);
-}
-
-static void qt_leak_forget(struct qt_leak *lk, const void *ptr)
-{
-	unsigned long flags;
-	u32 i;
-
-	/* Every kfree() of the system comes here: nothing tracked, no lock. */
-	if (!READ_ONCE(lk->nr))
-		return;
-	raw_spin_lock_irqsave(&lk->lock, flags);
-	for (i = 0; i < lk->nr; i++) {
-		if (lk->ptr[i] != ptr)
-			continue;
-		WRITE_ONCE(lk->nr, lk->nr - 1);
-		lk->ptr[i] = lk->ptr[lk->nr];
-		lk->site[i] = lk->site[lk->nr];
-		lk->size[i] = lk->size[lk->nr];
-		lk->gfp[i] = lk->gfp[lk->nr];
-		break;
-	}
-	raw_spin_unlock_irqrestore(&lk->lock, flags);
-}
-
-static void qt_leak_kfree(void *data, unsigned long call_site,
-			  const void *ptr)
-{
-	qt_leak_forget(data, ptr);
-}
-
-static void qt_leak_kmem_cache_free(void *data, unsigned long call_site,
-				    const void *ptr,
-				    const struct kmem_cache *s)
-{
-	qt_leak_forget(data, ptr);
-}
-
-static void qt_leak_unregister(struct qt_leak *lk, int up_to)
-{
-	if (up_to > 2)
-		unregister_trace_kmem_cache_free(qt_leak_kmem_cache_free, lk);
-	if (up_to > 1)
-		unregister_trace_kfree(qt_leak_kfree, lk);
-	if (up_to > 0)
-		unregister_trace_kmalloc(qt_leak_kmalloc, lk);
-	/* No probe runs on @lk once this returns. */
-	tracepoint_synchronize_unregister();
-}
-
-static void qt_leak_stop(void *arg)
-{
-	qt_leak_unregister(arg, 3);
-}
-
-/* Probes on the kmem tracepoints for the rest of the case. */
-static struct qt_leak *qt_leak_start(struct kunit *test)
-{
-	struct qt_leak *lk;
-	int ret, up = 0;
-
-	lk = kunit_kzalloc(test, sizeof(*lk), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, lk);
-	raw_spin_lock_init(&lk->lock);
-	lk->task = current;
-
-	ret = register_trace_kmalloc(qt_leak_kmalloc, lk);
-	if (ret)
-		goto err_skip;
-	up = 1;
-	ret = register_trace_kfree(qt_leak_kfree, lk);
-	if (ret)
-		goto err_skip;
-	up = 2;
-	ret = register_trace_kmem_cache_free(qt_leak_kmem_cache_free, lk);
-	if (ret)
-		goto err_skip;
-
-	ret = kunit_add_action_or_reset(test, qt_leak_stop, lk);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-	return lk;
-
-err_skip:
-	qt_leak_unregister(lk, up);
-	kunit_skip(test, "Test requires: CONFIG_TRACEPOINTS (kmem tracepoints: %d)",
-		   ret);
-	return NULL;
-}
-
-static void qt_leak_open(struct qt_leak *lk)
-{
-	WRITE_ONCE(lk->on, true);
-}
-
-/*
- * Close the window and expect nothing it allocated to be live; @what
- * names the window in the failure.  Returns the number of leaks.
- */
-static u32 qt_leak_close(struct kunit *test, struct qt_leak *lk,
-			 const char *what, unsigned int nth)
-{
-	unsigned long flags;
-	u32 i, nr;
-
-	WRITE_ONCE(lk->on, false);
-	raw_spin_lock_irqsave(&lk->lock, flags);
-	nr = lk->nr;
-	raw_spin_unlock_irqrestore(&lk->lock, flags);
-
-	KUNIT_EXPECT_FALSE_MSG(test, lk->overflow, "%s: over %u allocations",
-			       what, QT_LEAK_MAX);
-	for (i = 0; i < nr; i++)
-		KUNIT_FAIL(test, "%s (fail_nth %u) leaked %zu bytes from %pS",
-			   what, nth, lk->size[i], (void *)lk->site[i]);
-	/* Start the next window empty whatever was left. */
-	raw_spin_lock_irqsave(&lk->lock, flags);
-	WRITE_ONCE(lk->nr, 0);
-	lk->overflow = false;
-	raw_spin_unlock_irqrestore(&lk->lock, flags);
-	return nr;
-}
-
 /* ===== Test cases ===== */
 
 /* --- geometry --- */
@@ -493,18 +320,18 @@ static void netgpu_queue_test_create_fault(struct kunit *test)
 	unsigned int nth, left, failed = 0, leaks = 0;
 	struct netgpu_queue *q;
 	u32 free;
-	struct qt_leak *lk;
+	struct netgpu_leak *lk;
 
 	netgpu_kunit_need_fail_nth(test);
-	lk = qt_leak_start(test);
+	lk = netgpu_leak_start(test);
 	for (nth = 1; nth < 1000; nth++) {
-		qt_leak_open(lk);
+		netgpu_leak_open(lk);
 		netgpu_fail_nth_set(nth);
 		q = netgpu_queue_create(NETGPU_QUEUE_RX, 64);
 		left = netgpu_fail_nth_left();
 		netgpu_fail_nth_set(0);
 		if (IS_ERR(q)) {
-			leaks += qt_leak_close(test, lk, "failed create", nth);
+			leaks += netgpu_leak_close(test, lk, "failed create", nth);
 			KUNIT_EXPECT_EQ_MSG(test, PTR_ERR(q), -ENOMEM,
 					    "fail_nth %u", nth);
 			failed++;
@@ -512,7 +339,7 @@ static void netgpu_queue_test_create_fault(struct kunit *test)
 		}
 		free = netgpu_queue_nb_free(q);
 		netgpu_queue_destroy(q);
-		leaks += qt_leak_close(test, lk, "create and destroy", nth);
+		leaks += netgpu_leak_close(test, lk, "create and destroy", nth);
 		KUNIT_EXPECT_EQ(test, free, 64U);
 		if (left)
 			break;

@@ -14,84 +14,11 @@
 #include <linux/errno.h>
 #include <linux/minmax.h>
 #include <linux/types.h>
+#include <uapi/linux/netgpu.h>
 
 struct vm_area_struct;
 
-/* Shared with user space (to move to include/uapi/linux/netgpu.h) */
-
-/**
- * DOC: netgpu ring layout
- *
- * A ring is one mapping: a &struct netgpu_ring header, then the entries,
- * starting at byte ``sizeof(struct netgpu_ring)`` (384).  The entry count is
- * a power of two; entry ``i`` lives in slot ``i & (entries - 1)``.  ``prod``
- * and ``cons`` are free-running u32 indices: the producer writes ``prod``,
- * the consumer writes ``cons``, and ``prod - cons`` (mod 2^32) is the number
- * of entries in the ring.  ``flags`` is written by the kernel and read by
- * user space.
- *
- * The three words are NETGPU_RING_ALIGN bytes apart so that they sit on
- * different cache lines, and on different 128-byte line pairs for the
- * adjacent-line prefetcher of x86.  The layout is fixed whatever the
- * kernel's cache line size, so that user space needs no offsets.
- *
- * Entry formats: the fill and completion rings carry a buffer address
- * (__u64), the rx ring a &struct netgpu_rx_desc.  The ring of each type is
- * mapped at its own offset, ``NETGPU_OFF_*_RING``.
- */
-#define NETGPU_RING_ALIGN		128
-
-#define NETGPU_OFF_FILL_RING		0x000000000ULL
-#define NETGPU_OFF_RX_RING		0x080000000ULL
-#define NETGPU_OFF_COMPLETION_RING	0x100000000ULL
-
-/* A power of two, so that no count up to it rounds past it. */
-#define NETGPU_QUEUE_MAX_ENTRIES	0x100000U	/* 2^20 */
-
-/**
- * struct netgpu_ring - header of a mapped ring
- * @prod: producer index, written by the producer only
- * @pad1: keeps @cons off @prod's cache lines
- * @cons: consumer index, written by the consumer only
- * @pad2: keeps @flags off @cons's cache lines
- * @flags: ring flags, written by the kernel and read by user space (for
- *	instance a need-wakeup bit); no flag is defined yet, so it reads 0
- * @pad3: keeps the entries off @flags's cache lines
- */
-struct netgpu_ring {
-	__u32 prod;
-	__u32 pad1[NETGPU_RING_ALIGN / sizeof(__u32) - 1];
-	__u32 cons;
-	__u32 pad2[NETGPU_RING_ALIGN / sizeof(__u32) - 1];
-	__u32 flags;
-	__u32 pad3[NETGPU_RING_ALIGN / sizeof(__u32) - 1];
-};
-
-/**
- * struct netgpu_rx_desc - entry of the rx ring
- * @addr: address of the data in the registered memory
- * @len: length of the data
- * @flags: reserved, 0
- */
-struct netgpu_rx_desc {
-	__u64 addr;
-	__u32 len;
-	__u32 flags;
-};
-
-/**
- * struct netgpu_queue_geom - ring geometry asked for by user space
- * @entries: in: entry count; out: rounded up to a power of two
- * @entry_size: in: size of one entry, must be that of the queue type
- * @mmap_offset: out: offset to pass to mmap()
- * @mmap_size: out: bytes to map (header and entries)
- */
-struct netgpu_queue_geom {
-	__u32 entries;
-	__u32 entry_size;
-	__u64 mmap_offset;
-	__u64 mmap_size;
-};
+/* The ring layout, entries and geometry are user ABI: uapi/linux/netgpu.h */
 
 /* Kernel API */
 
