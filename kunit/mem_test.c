@@ -1364,6 +1364,15 @@ static void netgpu_mem_test_get_region_holds_ref(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_maps), 0);
 }
 
+/* A guard against hanging the suite: no case relies on it expiring. */
+static bool mem_wait(struct kunit *test, struct completion *done)
+{
+	if (wait_for_completion_timeout(done, 30 * HZ))
+		return true;
+	KUNIT_FAIL(test, "stuck for 30 s");
+	return false;
+}
+
 /* ----- 32-bit ranges ----- */
 
 /*
@@ -1443,12 +1452,16 @@ static void netgpu_mem_test_add_races_close(struct kunit *test)
 		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(t));
 		return;
 	}
-	wait_for_completion(&entered);
+	if (!mem_wait(test, &entered)) {
+		tprov_add_entered = NULL;
+		return;
+	}
 	tprov_add_entered = NULL;
 	/* The open reference goes while the add is in the provider. */
 	netgpu_mem_close(a.mem);
 	complete(&go);
-	wait_for_completion(&a.done);
+	if (!mem_wait(test, &a.done))
+		return;
 	tprov_add_go = NULL;
 
 	KUNIT_EXPECT_EQ(test, a.ret, -ENODEV);
@@ -1526,8 +1539,8 @@ static void netgpu_mem_test_release_waits_for_revoke(struct kunit *test)
 		return;
 	}
 	/* An early release already consumed the completion. */
-	if (!rr.early)
-		wait_for_completion(&rr.released);
+	if (!rr.early && !mem_wait(test, &rr.released))
+		return;
 	KUNIT_EXPECT_FALSE(test, rr.early);
 	KUNIT_EXPECT_TRUE(test, list_empty(&rr.mc->atts));
 	KUNIT_EXPECT_EQ(test, atomic_read(&rr.mc->revokers), 0);
@@ -1591,16 +1604,20 @@ static void netgpu_mem_test_revoke_waits_for_revoke(struct kunit *test)
 		KUNIT_FAIL(test, "kthread_run: %d", err);
 		return;
 	}
-	wait_for_completion(&entered);
+	if (!mem_wait(test, &entered)) {
+		tprov_unmap_entered = NULL;
+		complete(&go);
+		return;
+	}
 	tprov_unmap_entered = NULL;
 
 	err = revoke_thread_start(test, &second, r);
 	/* Give a second revoke that does not wait the time to return. */
 	early = !err && wait_for_completion_timeout(&second.done, HZ);
 	complete(&go);
-	wait_for_completion(&first.done);
-	if (!err && !early)
-		wait_for_completion(&second.done);
+	if (!mem_wait(test, &first.done) ||
+	    (!err && !early && !mem_wait(test, &second.done)))
+		return;
 	tprov_unmap_go = NULL;
 
 	KUNIT_ASSERT_EQ(test, err, 0);
@@ -1636,7 +1653,7 @@ static void netgpu_mem_test_last_put_bh(struct kunit *test)
 	local_bh_disable();
 	netgpu_region_put(r);
 	local_bh_enable();
-	wait_for_completion(&released);
+	mem_wait(test, &released);
 	tprov_released = NULL;
 
 	KUNIT_EXPECT_FALSE(test, tprov_release_in_interrupt);
@@ -1733,16 +1750,20 @@ static void netgpu_mem_test_detach_waits_for_lookup(struct kunit *test)
 	WRITE_ONCE(tprov_dma_hold, true);
 	tprov_dma_entered = &entered;
 	wake_up_process(reader);
-	wait_for_completion(&entered);
+	if (!mem_wait(test, &entered)) {
+		WRITE_ONCE(tprov_dma_hold, false);
+		tprov_dma_entered = NULL;
+		kthread_stop(detacher);
+		return;
+	}
 	tprov_dma_entered = NULL;
 
 	wake_up_process(detacher);
 	early = wait_for_completion_timeout(&d.done, HZ / 2);
 	unmapped = atomic_read(&tprov_maps) != maps;
 	WRITE_ONCE(tprov_dma_hold, false);
-	wait_for_completion(&h.done);
-	if (!early)
-		wait_for_completion(&d.done);
+	if (!mem_wait(test, &h.done) || (!early && !mem_wait(test, &d.done)))
+		return;
 
 	KUNIT_EXPECT_FALSE(test, early);
 	KUNIT_EXPECT_FALSE(test, unmapped);

@@ -172,6 +172,7 @@ err_unaccount:
 	}
 err_free:
 	mutex_destroy(&hr->r.lock);
+	mutex_destroy(&hr->r.revoke_lock);
 	kfree(hr);
 	return ERR_PTR(err);
 }

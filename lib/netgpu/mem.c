@@ -221,7 +221,8 @@ int netgpu_mem_add_region(struct netgpu_mem *mem,
 	 * 32-bit it must cover @len exactly, and every page index of the
 	 * region must fit the context's xarray index.
 	 */
-	if (r->len != (u64)r->nr_pages << PAGE_SHIFT ||
+	if (WARN_ON_ONCE(!r->nr_pages) ||
+	    r->len != (u64)r->nr_pages << PAGE_SHIFT ||
 	    (r->start >> PAGE_SHIFT) + r->nr_pages - 1 > ULONG_MAX) {
 		netgpu_region_put(r);
 		return -EOVERFLOW;
@@ -353,8 +354,10 @@ static void netgpu_region_free_work(struct work_struct *work)
  * may sleep: dropped in interrupt context, or with bottom halves or
  * interrupts disabled (the data path), it runs later from a work item.
  *
- * Context: Any context but under a spinlock taken in process context.
- * May sleep in process context.
+ * Context: Any context.  In process context the last reference releases
+ * at once and may sleep: it must not be dropped there under a spinlock or
+ * rcu_read_lock() (a PREEMPT_NONE kernel cannot tell; drop it after
+ * leaving the read section).
  */
 void netgpu_region_put(struct netgpu_region *r)
 {
@@ -481,7 +484,8 @@ static void netgpu_region_revoke_work(struct work_struct *work)
  * @r: the region
  *
  * Makes lookups fail at once and runs netgpu_region_revoke() from a work
- * item, which holds its own reference.  For owners that must revoke
+ * item, which holds its own reference.  The caller holds a reference on
+ * @r (regions are not freed after a grace period).  For owners that must revoke
  * under locks the core must not take, such as a device-removal path
  * holding a spinlock.
  *
@@ -619,6 +623,9 @@ EXPORT_SYMBOL_GPL(netgpu_dmamap_inflight_sub);
 void netgpu_dmamap_sync_for_cpu(const struct netgpu_dmamap *map, u64 off,
 				u64 len)
 {
+	/* Never past the region: off and len are u64, page indices not. */
+	if (off >= map->r->len || len > map->r->len - off)
+		return;
 	if (map->r->ops->sync_for_cpu)
 		map->r->ops->sync_for_cpu(map, off, len);
 }
@@ -630,14 +637,18 @@ EXPORT_SYMBOL_GPL(netgpu_dmamap_sync_for_cpu);
  * @off: byte offset in the map's region
  * @len: bytes
  *
- * Before the device may write a buffer again that the CPU may have
- * touched.
+ * Before every handout of a buffer to the device, the first included:
+ * maps are made without CPU syncs (DMA_ATTR_SKIP_CPU_SYNC), so this is
+ * what cleans the CPU's cache lines over the buffer on a non-coherent
+ * system, as page_pool's PP_FLAG_DMA_SYNC_DEV does.
  *
  * Context: Any context.
  */
 void netgpu_dmamap_sync_for_device(const struct netgpu_dmamap *map, u64 off,
 				   u64 len)
 {
+	if (off >= map->r->len || len > map->r->len - off)
+		return;
 	if (map->r->ops->sync_for_device)
 		map->r->ops->sync_for_device(map, off, len);
 }

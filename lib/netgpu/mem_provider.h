@@ -40,8 +40,8 @@
  *	[@off, @off + @len) of the region in @map visible to the CPU
  *	(dma_sync_*_for_cpu()).  Memory the CPU never reads (a dma-buf)
  *	leaves it out.  Any context.
- * @sync_for_device: optional: hand bytes [@off, @off + @len) back to the
- *	device before it may write them again.  Any context.
+ * @sync_for_device: optional: hand bytes [@off, @off + @len) to the
+ *	device before each handout, the first included.  Any context.
  */
 struct netgpu_mem_ops {
 	struct module		*owner;
