@@ -788,11 +788,16 @@ static void netgpu_queue_test_hostile_fuzz(struct kunit *test)
 	struct netgpu_queue *q = qt_create(test, t, n);
 	struct netgpu_ring *ring = netgpu_queue_ring(q);
 	size_t used = sizeof(*ring) + n * qt_entry_size(t);
-	u64 in[QT_BATCH], out[QT_BATCH];
 	struct netgpu_queue_stats st;
 	struct rnd_state rnd;
 	unsigned int iter;
+	u64 *in, *out;
 
+	/* Off the stack: 1 KiB, over FRAME_WARN on 32-bit. */
+	in = kunit_kcalloc(test, QT_BATCH, sizeof(*in), GFP_KERNEL);
+	out = kunit_kcalloc(test, QT_BATCH, sizeof(*out), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, in);
+	KUNIT_ASSERT_NOT_NULL(test, out);
 	prandom_seed_state(&rnd, seed);
 	entries_make(t, 0, in, QT_BATCH);
 	for (iter = 0; iter < 50000; iter++) {
@@ -868,6 +873,9 @@ struct qt_stress {
 	/* written by the producer thread, read after prod_done */
 	u64 sent;
 	u64 full_waits;
+	/* each thread's batch: off the stack (1 KiB, FRAME_WARN on 32-bit) */
+	union qt_entry prod_buf[QT_BATCH];
+	union qt_entry cons_buf[QT_BATCH];
 };
 
 /*
@@ -900,7 +908,7 @@ static bool qt_stress_spin(unsigned int *spins)
 static int qt_stress_producer(void *arg)
 {
 	struct qt_stress *s = arg;
-	union qt_entry buf[QT_BATCH];
+	union qt_entry *buf = s->prod_buf;
 	unsigned int spins = 0;
 	struct rnd_state rnd;
 
@@ -935,7 +943,7 @@ static int qt_stress_producer(void *arg)
 static int qt_stress_consumer(void *arg)
 {
 	struct qt_stress *s = arg;
-	union qt_entry buf[QT_BATCH];
+	union qt_entry *buf = s->cons_buf;
 	unsigned int spins = 0;
 	struct rnd_state rnd;
 
