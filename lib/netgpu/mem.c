@@ -221,8 +221,7 @@ int netgpu_mem_add_region(struct netgpu_mem *mem,
 	 * 32-bit it must cover @len exactly, and every page index of the
 	 * region must fit the context's xarray index.
 	 */
-	if (WARN_ON_ONCE(!r->nr_pages) ||
-	    r->len != (u64)r->nr_pages << PAGE_SHIFT ||
+	if (!r->nr_pages || r->len != (u64)r->nr_pages << PAGE_SHIFT ||
 	    (r->start >> PAGE_SHIFT) + r->nr_pages - 1 > ULONG_MAX) {
 		netgpu_region_put(r);
 		return -EOVERFLOW;
