@@ -19,6 +19,38 @@
 
 #include "mem_priv.h"
 
+/*
+ * Deferred releases, revocations and unmaps run here rather than on a
+ * system workqueue: the built-in providers hold no module reference, so
+ * netgpu_mem_exit() must drain them before the library's text goes.
+ */
+static struct workqueue_struct *netgpu_mem_wq;
+
+/**
+ * netgpu_mem_init() - bring up the memory unit
+ *
+ * Context: Process context, from the library's init.
+ * Return: 0 or -ENOMEM.
+ */
+int netgpu_mem_init(void)
+{
+	netgpu_mem_wq = alloc_workqueue("netgpu_mem", WQ_UNBOUND, 0);
+	return netgpu_mem_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * netgpu_mem_exit() - wait for the memory unit's deferred work
+ *
+ * Runs every release, revocation and unmap still queued, then frees the
+ * workqueue.
+ *
+ * Context: Process context, from the library's exit.
+ */
+void netgpu_mem_exit(void)
+{
+	destroy_workqueue(netgpu_mem_wq);
+}
+
 /* ===== Provider registry ===== */
 
 /*
@@ -363,7 +395,7 @@ void netgpu_region_put(struct netgpu_region *r)
 	if (!refcount_dec_and_test(&r->ref))
 		return;
 	if (in_interrupt() || irqs_disabled())
-		queue_work(system_unbound_wq, &r->free_work);
+		queue_work(netgpu_mem_wq, &r->free_work);
 	else
 		netgpu_region_free(r);
 }
@@ -496,7 +528,7 @@ void netgpu_region_revoke_async(struct netgpu_region *r)
 	if (!refcount_inc_not_zero(&r->ref))
 		return;
 	/* Never the last reference: the pending work holds one. */
-	if (!queue_work(system_unbound_wq, &r->revoke_work))
+	if (!queue_work(netgpu_mem_wq, &r->revoke_work))
 		refcount_dec(&r->ref);
 }
 EXPORT_SYMBOL_GPL(netgpu_region_revoke_async);
@@ -604,7 +636,7 @@ void netgpu_dmamap_inflight_sub(struct netgpu_dmamap *map, long n)
 	if (WARN_ON_ONCE(left < 0))
 		return;
 	if (!left)
-		queue_work(system_unbound_wq, &map->unmap_work);
+		queue_work(netgpu_mem_wq, &map->unmap_work);
 }
 EXPORT_SYMBOL_GPL(netgpu_dmamap_inflight_sub);
 

@@ -25,6 +25,10 @@ struct netgpu_mem_att {
 	struct list_head	mc_node;
 };
 
+/* The library's init and exit */
+int netgpu_mem_init(void);
+void netgpu_mem_exit(void);
+
 /* Providers built into the library */
 extern const struct netgpu_mem_ops netgpu_host_ops;
 extern const struct netgpu_mem_ops netgpu_dmabuf_ops;

@@ -12,18 +12,28 @@
 #include <linux/module.h>
 
 #include "ctx.h"
+#include "mem_priv.h"
 
 static int __init netgpu_init(void)
 {
 	int err;
 
+	err = netgpu_mem_init();
+	if (err)
+		return err;
 	/* The notifier first: no context may hold a device without it. */
 	err = netgpu_ctx_init();
 	if (err)
-		return err;
+		goto err_mem;
 	err = netgpu_dev_init();
 	if (err)
-		netgpu_ctx_exit();
+		goto err_ctx;
+	return 0;
+
+err_ctx:
+	netgpu_ctx_exit();
+err_mem:
+	netgpu_mem_exit();
 	return err;
 }
 
@@ -31,6 +41,8 @@ static void __exit netgpu_exit(void)
 {
 	netgpu_dev_exit();
 	netgpu_ctx_exit();
+	/* Last: deferred region work may still run netgpu code. */
+	netgpu_mem_exit();
 }
 
 module_init(netgpu_init);
