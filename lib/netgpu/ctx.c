@@ -5,10 +5,13 @@
  * See the DOC in ctx.h for the lifetimes and the lock order.
  */
 
+#include <linux/anon_inodes.h>
 #include <linux/capability.h>
 #include <linux/device.h>
 #include <linux/export.h>
+#include <linux/fs.h>
 #include <linux/netdevice.h>
+#include <linux/poll.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -16,6 +19,7 @@
 #include <uapi/linux/netgpu.h>
 
 #include "ctx.h"
+#include "nic.h"
 
 /*
  * Contexts holding a device (&netgpu_ctx.node).  Protects: membership.
@@ -42,6 +46,7 @@ struct netgpu_ctx *netgpu_ctx_create(void)
 	mutex_init(&ctx->lock);
 	ctx->state = NETGPU_CTX_NEW;
 	INIT_LIST_HEAD(&ctx->node);
+	INIT_LIST_HEAD(&ctx->ifqs);
 	return ctx;
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_create);
@@ -58,6 +63,136 @@ void netgpu_ctx_get(struct netgpu_ctx *ctx)
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_get);
 
+/**
+ * struct netgpu_ifq_file - the file of an interface queue
+ * @ctx: the context (a reference is held)
+ * @ifq: the queue (the owner's reference)
+ * @node: in &netgpu_ctx.ifqs
+ */
+struct netgpu_ifq_file {
+	struct netgpu_ctx	*ctx;
+	struct netgpu_ifq	*ifq;
+	struct list_head	node;
+};
+
+/* The device of @ctx goes: so do its queues' bindings and DMA maps. */
+static void netgpu_ctx_ifqs_dev_gone(struct netgpu_ctx *ctx)
+{
+	struct netgpu_ifq_file *qf;
+
+	list_for_each_entry(qf, &ctx->ifqs, node)
+		netgpu_ifq_dev_gone(qf->ifq);
+}
+
+#if IS_ENABLED(CONFIG_NETGPU_NIC)
+static int netgpu_ifq_file_release(struct inode *inode, struct file *file)
+{
+	struct netgpu_ifq_file *qf = file->private_data;
+	struct netgpu_ctx *ctx = qf->ctx;
+
+	rtnl_lock();
+	mutex_lock(&ctx->lock);
+	list_del(&qf->node);
+	netgpu_ifq_unbind(qf->ifq);
+	mutex_unlock(&ctx->lock);
+	rtnl_unlock();
+
+	/* Unbound: no receive path hands buffers to user space any more. */
+	netgpu_ifq_scrub(qf->ifq);
+	netgpu_ifq_put(qf->ifq);
+	netgpu_ctx_put(ctx);
+	kfree(qf);
+	return 0;
+}
+
+static __poll_t netgpu_ifq_file_poll(struct file *file, poll_table *wait)
+{
+	struct netgpu_ifq_file *qf = file->private_data;
+
+	return netgpu_ifq_poll(qf->ifq, file, wait);
+}
+
+static int netgpu_ifq_file_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct netgpu_ifq_file *qf = file->private_data;
+
+	return netgpu_ifq_mmap(qf->ifq, vma);
+}
+
+static long netgpu_ifq_file_ioctl(struct file *file, unsigned int cmd,
+				  unsigned long arg)
+{
+	struct netgpu_ifq_file *qf = file->private_data;
+
+	return netgpu_ifq_ioctl_user(qf->ifq, cmd, (void __user *)arg);
+}
+
+static const struct file_operations netgpu_ifq_fops = {
+	.owner		= THIS_MODULE,
+	.release	= netgpu_ifq_file_release,
+	.poll		= netgpu_ifq_file_poll,
+	.mmap		= netgpu_ifq_file_mmap,
+	.unlocked_ioctl	= netgpu_ifq_file_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= noop_llseek,
+};
+
+/* Bind a new queue of @ctx's regions; its file, not yet installed. */
+static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx, u32 *queue_id,
+					bool any,
+					struct netgpu_queue_geom *fill)
+{
+	struct netgpu_ifq_file *qf;
+	struct netgpu_ifq *ifq;
+	struct file *file;
+	int err;
+
+	ASSERT_RTNL();
+	lockdep_assert_held(&ctx->lock);
+
+	err = netgpu_ifq_check_dev(ctx->netdev);
+	if (err)
+		return ERR_PTR(err);
+	qf = kzalloc(sizeof(*qf), GFP_KERNEL_ACCOUNT);
+	if (!qf)
+		return ERR_PTR(-ENOMEM);
+	ifq = netgpu_ifq_create(&ctx->mc, fill);
+	if (IS_ERR(ifq)) {
+		err = PTR_ERR(ifq);
+		goto err_free;
+	}
+	err = netgpu_ifq_bind(ifq, ctx->netdev, queue_id, any);
+	if (err)
+		goto err_put_ifq;
+	qf->ctx = ctx;
+	qf->ifq = ifq;
+	file = anon_inode_getfile("[netgpu-ifq]", &netgpu_ifq_fops, qf,
+				  O_RDWR | O_CLOEXEC);
+	if (IS_ERR(file)) {
+		err = PTR_ERR(file);
+		goto err_unbind;
+	}
+	netgpu_ctx_get(ctx);
+	list_add_tail(&qf->node, &ctx->ifqs);
+	return file;
+
+err_unbind:
+	netgpu_ifq_unbind(ifq);
+err_put_ifq:
+	netgpu_ifq_put(ifq);
+err_free:
+	kfree(qf);
+	return ERR_PTR(err);
+}
+#else
+static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx, u32 *queue_id,
+					bool any,
+					struct netgpu_queue_geom *fill)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+#endif
+
 /*
  * Undo netgpu_ctx_attach_dev(), leaving the context dead or to be freed.
  * Detaches every region (unmapping them for the device, or retiring their
@@ -71,6 +206,8 @@ static void netgpu_ctx_detach_dev_locked(struct netgpu_ctx *ctx,
 	lockdep_assert_held(&ctx->lock);
 
 	list_del_init(&ctx->node);
+	/* Queues first: their holds on the maps go, the unmaps run here. */
+	netgpu_ctx_ifqs_dev_gone(ctx);
 	netgpu_memctx_release(&ctx->mc);
 	put_device(ctx->dma_dev);
 	ctx->dma_dev = NULL;
@@ -263,31 +400,58 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_detach_region);
  * @any: bind any rx queue not bound yet
  * @fill: in/out: the fill ring's geometry
  *
- * Binding goes through the NIC interface unit (netgpu as the page_pool
- * memory provider of the queue), which does not exist yet: until it does,
- * this checks the context and the queue index and then refuses.
+ * Creates an interface queue of the regions attached to @ctx and makes
+ * it the page_pool memory provider of the rx queue (the NIC interface,
+ * nic.h), and returns its file: the fill ring is mapped from it, poll()
+ * reports room in the ring and the queue stopping, closing it unbinds
+ * the queue and takes back the buffers user space held.
  *
- * Context: Process context, may sleep.  Takes @ctx->lock.
- * Return: -ENODEV if no device is attached; -EINVAL if @queue_id is not
- * an rx queue of the device; else -EOPNOTSUPP for now.
+ * Context: Process context, may sleep.  Takes rtnl_lock, then @ctx->lock.
+ * Return: a new file descriptor (O_CLOEXEC); -ENODEV if no device is
+ * attached; -EINVAL if @queue_id is not an rx queue of the device, for a
+ * bad geometry or with no region attached; -EOPNOTSUPP if the device has
+ * no queue-management API (or the kernel no NIC interface); -ENETDOWN if
+ * it is down; -EEXIST, -EBUSY, -EPERM, -ENOMEM, -EMFILE, -EINTR, or the
+ * driver's error from the queue restart (netgpu_ifq_bind()).  On error
+ * nothing is left behind and the rx queue runs as before.
  */
 int netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id, bool any,
 			  struct netgpu_queue_geom *fill)
 {
-	int err;
+	struct file *file;
+	int fd, err;
 
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	if (rtnl_lock_killable()) {
+		err = -EINTR;
+		goto err_put_fd;
+	}
 	mutex_lock(&ctx->lock);
 	err = netgpu_ctx_check_attached(ctx);
 	if (err)
-		goto out_unlock;
+		goto err_unlock;
 	/* Racy against a change of the count: the NIC unit rechecks. */
 	if (!any && *queue_id >= READ_ONCE(ctx->netdev->real_num_rx_queues)) {
 		err = -EINVAL;
-		goto out_unlock;
+		goto err_unlock;
 	}
-	err = -EOPNOTSUPP;
-out_unlock:
+	file = netgpu_ctx_bind_ifq(ctx, queue_id, any, fill);
+	if (IS_ERR(file)) {
+		err = PTR_ERR(file);
+		goto err_unlock;
+	}
 	mutex_unlock(&ctx->lock);
+	rtnl_unlock();
+	fd_install(fd, file);
+	return fd;
+
+err_unlock:
+	mutex_unlock(&ctx->lock);
+	rtnl_unlock();
+err_put_fd:
+	put_unused_fd(fd);
 	return err;
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_bind_queue);
@@ -321,16 +485,20 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_attach_socket);
  * @ctx: the context
  * @stats: where to store them
  *
- * The sums over the context's interface queues.  No queue can be bound
- * yet, so every counter is 0.  Works on a dead context too: counters are
- * of interest after the device went away.
+ * The sums over the context's interface queues (all 0 with none).  Works
+ * on a dead context too: counters are of interest after the device went
+ * away.
  *
  * Context: Process context, may sleep.  Takes @ctx->lock.
  */
 void netgpu_ctx_get_stats(struct netgpu_ctx *ctx, struct netgpu_stats *stats)
 {
+	struct netgpu_ifq_file *qf;
+
 	mutex_lock(&ctx->lock);
 	memset(stats, 0, sizeof(*stats));
+	list_for_each_entry(qf, &ctx->ifqs, node)
+		netgpu_ifq_get_stats(qf->ifq, stats);
 	mutex_unlock(&ctx->lock);
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_get_stats);

@@ -84,6 +84,8 @@ enum netgpu_ctx_state {
  *	released when the device goes or the context is freed
  * @node: in the list of contexts holding a device, under rtnl_lock, while
  *	@state is %NETGPU_CTX_ATTACHED
+ * @ifqs: the interface queues' files, under rtnl_lock and @lock (either
+ *	is enough to read)
  */
 struct netgpu_ctx {
 	refcount_t		ref;
@@ -94,6 +96,7 @@ struct netgpu_ctx {
 	struct device		*dma_dev;
 	struct netgpu_memctx	mc;
 	struct list_head	node;
+	struct list_head	ifqs;
 };
 
 struct netgpu_ctx *netgpu_ctx_create(void);
@@ -118,6 +121,10 @@ void netgpu_ctx_exit(void);
 /* The misc devices, dev.c */
 int netgpu_dev_init(void);
 void netgpu_dev_exit(void);
+
+struct netgpu_ifq;
+long netgpu_ifq_ioctl_user(struct netgpu_ifq *ifq, unsigned int cmd,
+			   void __user *uarg);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 struct file;

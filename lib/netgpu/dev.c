@@ -27,6 +27,7 @@
 
 #include "ctx.h"
 #include "mem.h"
+#include "nic.h"
 
 /* A command without its size bits: what the decoders switch on. */
 #define NETGPU_IOC_BASE(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
@@ -276,8 +277,8 @@ static long netgpu_bind_queue_user(struct netgpu_ctx *ctx, unsigned int cmd,
 				   void __user *uarg)
 {
 	struct netgpu_bind_queue arg;
+	int err, fd;
 	bool any;
-	int err;
 
 	err = netgpu_get_arg(&arg, sizeof(arg), NETGPU_BIND_QUEUE_SIZE_VER0,
 			     cmd, uarg);
@@ -291,11 +292,15 @@ static long netgpu_bind_queue_user(struct netgpu_ctx *ctx, unsigned int cmd,
 	if (arg.fill.mmap_offset || arg.fill.mmap_size)
 		return -EINVAL;
 
-	err = netgpu_ctx_bind_queue(ctx, &arg.queue_id, any, &arg.fill);
-	if (err < 0)
+	fd = netgpu_ctx_bind_queue(ctx, &arg.queue_id, any, &arg.fill);
+	if (fd < 0)
+		return fd;
+	err = netgpu_put_arg(uarg, cmd, &arg, sizeof(arg));
+	if (err) {
+		/* The queue stays bound until the process closes the fd. */
 		return err;
-	/* Not reached until the NIC interface unit returns a queue fd. */
-	return netgpu_put_arg(uarg, cmd, &arg, sizeof(arg)) ?: err;
+	}
+	return fd;
 }
 
 static long netgpu_attach_socket_user(struct netgpu_ctx *ctx,
@@ -329,6 +334,28 @@ static long netgpu_get_stats_user(struct netgpu_ctx *ctx, unsigned int cmd,
 	if (_IOC_SIZE(cmd) < NETGPU_STATS_SIZE_VER0)
 		return -EINVAL;
 	netgpu_ctx_get_stats(ctx, &stats);
+	return netgpu_put_arg(uarg, cmd, &stats, sizeof(stats));
+}
+
+/**
+ * netgpu_ifq_ioctl_user() - decode an ioctl of an interface queue
+ * @ifq: the queue
+ * @cmd: the command
+ * @uarg: its argument, in user memory
+ *
+ * Context: Process context, may sleep.
+ * Return: 0, -ENOTTY for a command of no interface queue, or an error.
+ */
+long netgpu_ifq_ioctl_user(struct netgpu_ifq *ifq, unsigned int cmd,
+			   void __user *uarg)
+{
+	struct netgpu_stats stats = {};
+
+	if (NETGPU_IOC_BASE(cmd) != NETGPU_IOC_BASE(NETGPU_IOCTL_GET_STATS))
+		return -ENOTTY;
+	if (_IOC_SIZE(cmd) < NETGPU_STATS_SIZE_VER0)
+		return -EINVAL;
+	netgpu_ifq_get_stats(ifq, &stats);
 	return netgpu_put_arg(uarg, cmd, &stats, sizeof(stats));
 }
 

@@ -9,6 +9,7 @@
 #include <kunit/visibility.h>
 #include <linux/capability.h>
 #include <linux/cred.h>
+#include <linux/device.h>
 #include <linux/err.h>
 #include <linux/kmod.h>
 #include <linux/mm.h>
@@ -50,6 +51,22 @@ void netgpu_mem_exit(void)
 {
 	destroy_workqueue(netgpu_mem_wq);
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * netgpu_mem_flush() - wait for the memory unit's deferred work
+ *
+ * For tests: revocations, releases and unmaps queued so far have run
+ * when this returns.
+ *
+ * Context: Process context, may sleep; no core lock held.
+ */
+void netgpu_mem_flush(void)
+{
+	flush_workqueue(netgpu_mem_wq);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_mem_flush);
+#endif
 
 /* ===== Provider registry ===== */
 
@@ -574,9 +591,11 @@ EXPORT_SYMBOL_GPL(netgpu_region_get_pages);
 static void netgpu_dmamap_unmap(struct netgpu_dmamap *map)
 {
 	struct netgpu_region *r = map->r;
+	struct device *dev = map->dev;
 
 	r->ops->unmap(map);
 	/* Not safe to reference map afterwards. */
+	put_device(dev);
 	netgpu_region_put(r);
 }
 
@@ -685,6 +704,26 @@ void netgpu_dmamap_sync_for_device(const struct netgpu_dmamap *map, u64 off,
 }
 EXPORT_SYMBOL_GPL(netgpu_dmamap_sync_for_device);
 
+/**
+ * netgpu_dmamap_dma() - DMA address of a byte of a mapped region
+ * @map: the map; the caller holds an in-flight count on it, or is in the
+ *	RCU read section of the lookup that returned it
+ * @off: byte offset in the map's region
+ * @dma: where to store the DMA address
+ * @len: where to store the number of bytes DMA-contiguous from @dma
+ *
+ * Context: Any context.
+ * Return: 0, or -EFAULT if @off is outside the region.
+ */
+int netgpu_dmamap_dma(const struct netgpu_dmamap *map, u64 off,
+		      dma_addr_t *dma, u64 *len)
+{
+	if (off >= map->r->len)
+		return -EFAULT;
+	return map->r->ops->dma(map, off, dma, len);
+}
+EXPORT_SYMBOL_GPL(netgpu_dmamap_dma);
+
 /* The map of @r for @dev with a new reference: the existing one or new. */
 static struct netgpu_dmamap *netgpu_region_get_map(struct netgpu_region *r,
 						   struct device *dev)
@@ -705,7 +744,8 @@ static struct netgpu_dmamap *netgpu_region_get_map(struct netgpu_region *r,
 	if (IS_ERR(map))
 		return map;
 	map->r = r;
-	map->dev = dev;
+	/* An unmap deferred until buffers come back outlives its users. */
+	map->dev = get_device(dev);
 	refcount_set(&map->ref, 1);
 	atomic_long_set(&map->inflight, 1);
 	INIT_WORK(&map->unmap_work, netgpu_dmamap_unmap_work);
@@ -1006,3 +1046,70 @@ int netgpu_memctx_lookup(struct netgpu_memctx *mc, u64 addr,
 	return r->ops->dma(att->map, loc->off, &loc->dma, &loc->len);
 }
 EXPORT_SYMBOL_GPL(netgpu_memctx_lookup);
+
+/**
+ * netgpu_memctx_hold() - hold every region attached to a context
+ * @mc: the context
+ * @holds: where to store a new array of the holds (kvfree() it)
+ *
+ * For users that hand the regions' buffers to the device for longer than
+ * an RCU read section (an interface queue): each region is held, and its
+ * map with an in-flight count, so that neither a detach nor a revocation
+ * unmaps it until netgpu_mem_hold_put().  A region revoked or detached
+ * meanwhile stops being found by lookups; what the holder does with its
+ * buffers is its business.
+ *
+ * Context: Process context, may sleep.  Takes @mc->lock.
+ * Return: the number of holds stored (0 with none attached: *@holds is
+ * then NULL), or -ENOMEM.
+ */
+int netgpu_memctx_hold(struct netgpu_memctx *mc,
+		       struct netgpu_mem_hold **holds)
+{
+	struct netgpu_mem_att *att;
+	struct netgpu_mem_hold *h;
+	int n = 0, i = 0;
+
+	mutex_lock(&mc->lock);
+	list_for_each_entry(att, &mc->atts, mc_node)
+		n++;
+	*holds = NULL;
+	if (!n)
+		goto out_unlock;
+	h = kvcalloc(n, sizeof(*h), GFP_KERNEL_ACCOUNT);
+	if (!h) {
+		n = -ENOMEM;
+		goto out_unlock;
+	}
+	/* Attached: the region's reference and the map's bias are held. */
+	list_for_each_entry(att, &mc->atts, mc_node) {
+		refcount_inc(&att->r->ref);
+		netgpu_dmamap_inflight_add(att->map, 1);
+		h[i].r = att->r;
+		h[i].map = att->map;
+		h[i].start = att->r->start;
+		h[i].nr_pages = att->r->nr_pages;
+		i++;
+	}
+	*holds = h;
+out_unlock:
+	mutex_unlock(&mc->lock);
+	return n;
+}
+EXPORT_SYMBOL_GPL(netgpu_memctx_hold);
+
+/**
+ * netgpu_mem_hold_put() - drop what netgpu_memctx_hold() took
+ * @h: one hold
+ *
+ * The map is unmapped here (from a work item) if it was retired and this
+ * was its last buffer in flight.
+ *
+ * Context: Any context.
+ */
+void netgpu_mem_hold_put(struct netgpu_mem_hold *h)
+{
+	netgpu_dmamap_inflight_sub(h->map, 1);
+	netgpu_region_put(h->r);
+}
+EXPORT_SYMBOL_GPL(netgpu_mem_hold_put);

@@ -140,6 +140,21 @@ struct netgpu_mem_loc {
 	u64			len;
 };
 
+/**
+ * struct netgpu_mem_hold - a region attached to a context, held
+ * @r: the region (a reference is held)
+ * @map: its DMA map for the context's device (an in-flight count is
+ *	held: the map is not unmapped before netgpu_mem_hold_put())
+ * @start: the region's first address
+ * @nr_pages: the region's length in pages
+ */
+struct netgpu_mem_hold {
+	struct netgpu_region	*r;
+	struct netgpu_dmamap	*map;
+	u64			start;
+	unsigned long		nr_pages;
+};
+
 /* Areas */
 struct netgpu_mem *netgpu_mem_create(void);
 void netgpu_mem_close(struct netgpu_mem *mem);
@@ -163,6 +178,8 @@ void netgpu_dmamap_sync_for_cpu(const struct netgpu_dmamap *map, u64 off,
 				u64 len);
 void netgpu_dmamap_sync_for_device(const struct netgpu_dmamap *map, u64 off,
 				   u64 len);
+int netgpu_dmamap_dma(const struct netgpu_dmamap *map, u64 off,
+		      dma_addr_t *dma, u64 *len);
 
 /* Contexts */
 void netgpu_memctx_init(struct netgpu_memctx *mc, struct device *dev);
@@ -171,6 +188,9 @@ int netgpu_memctx_detach(struct netgpu_memctx *mc, struct netgpu_region *r);
 void netgpu_memctx_release(struct netgpu_memctx *mc);
 int netgpu_memctx_lookup(struct netgpu_memctx *mc, u64 addr,
 			 struct netgpu_mem_loc *loc);
+int netgpu_memctx_hold(struct netgpu_memctx *mc,
+		       struct netgpu_mem_hold **holds);
+void netgpu_mem_hold_put(struct netgpu_mem_hold *h);
 
 int netgpu_dmabuf_add_region(struct netgpu_mem *mem, struct dma_buf *dmabuf,
 			     u64 addr);

@@ -128,7 +128,7 @@ struct netgpu_region {
 /**
  * struct netgpu_dmamap - a region mapped for one device
  * @r: region (set by the provider's map op)
- * @dev: device
+ * @dev: device (a reference is held until the map is unmapped)
  * @node: in @r->maps
  * @ref: attachments using the map, one per context on @dev
  * @inflight: buffers of the map the device, the stack or user space still

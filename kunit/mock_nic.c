@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A mock NIC for netgpu's KUnit suites; see mock_nic.h.
+ */
+
+#include <kunit/resource.h>
+#include <kunit/test.h>
+#include <kunit/visibility.h>
+#include <linux/bottom_half.h>
+#include <linux/etherdevice.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <linux/skbuff.h>
+#include <net/netdev_rx_queue.h>
+#include <net/page_pool/helpers.h>
+
+#include "mock_gpu.h"
+#include "mock_nic.h"
+#include "nic.h"
+
+static void mock_nic_free_action(void *ndev)
+{
+	free_netdev(ndev);
+}
+
+/**
+ * mock_nic_create() - a mock NIC for the test
+ * @test: the test
+ * @dma_dev: the DMA device its pools map for (mock_dma_device())
+ *
+ * Context: Process context, the test's thread.
+ * Return: the NIC; the test fails if it cannot be made.
+ */
+struct mock_nic *mock_nic_create(struct kunit *test, struct device *dma_dev)
+{
+	struct mock_nic *nic;
+
+	nic = kunit_kzalloc(test, sizeof(*nic), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, nic);
+	nic->ndev = alloc_etherdev_mqs(0, 1, 1);
+	KUNIT_ASSERT_NOT_NULL(test, nic->ndev);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							mock_nic_free_action,
+							nic->ndev), 0);
+	SET_NETDEV_DEV(nic->ndev, dma_dev);
+	nic->dma_dev = dma_dev;
+	return nic;
+}
+EXPORT_SYMBOL_IF_KUNIT(mock_nic_create);
+
+/**
+ * mock_nic_pool() - a page_pool on the NIC's rx queue 0
+ * @nic: the NIC
+ * @ifq: the provider: the queue's parameters name it while the pool is
+ *	created (NULL: no provider, a pool of pages)
+ * @dev: the device the pool maps for (@nic's DMA device, or another one
+ *	to see the provider refuse it)
+ * @order: page order of the pool
+ * @dir: DMA direction of the pool
+ *
+ * The pool picks its provider up at creation, under rtnl_lock, as
+ * page_pool_init() requires; the queue's parameters are cleared again
+ * afterwards.  The test destroys the pool (mock_nic_pool_destroy()).
+ *
+ * Context: Process context.
+ * Return: the pool, or an ERR_PTR() of page_pool_create() (the
+ * provider's init error among them).
+ */
+struct page_pool *mock_nic_pool(struct mock_nic *nic, struct netgpu_ifq *ifq,
+				struct device *dev, unsigned int order,
+				enum dma_data_direction dir)
+{
+	struct netdev_rx_queue *rxq = __netif_get_rx_queue(nic->ndev, 0);
+	struct page_pool_params pp = {
+		.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV |
+			 PP_FLAG_ALLOW_UNREADABLE_NETMEM,
+		.order = order,
+		.pool_size = 256,
+		.nid = NUMA_NO_NODE,
+		.dev = dev,
+		.dma_dir = dir,
+		.max_len = PAGE_SIZE << order,
+		.netdev = nic->ndev,
+		.queue_idx = 0,
+	};
+	struct page_pool *pool;
+
+	rtnl_lock();
+	if (ifq)
+		netgpu_ifq_set_mp_params(ifq, &rxq->mp_params);
+	pool = page_pool_create(&pp);
+	rxq->mp_params.mp_priv = NULL;
+	rxq->mp_params.mp_ops = NULL;
+	rtnl_unlock();
+	return pool;
+}
+EXPORT_SYMBOL_IF_KUNIT(mock_nic_pool);
+
+/**
+ * mock_nic_pool_destroy() - the driver's page_pool_destroy()
+ * @pp: the pool
+ *
+ * Context: Process context.
+ */
+void mock_nic_pool_destroy(struct page_pool *pp)
+{
+	page_pool_destroy(pp);
+}
+EXPORT_SYMBOL_IF_KUNIT(mock_nic_pool_destroy);
+
+/**
+ * mock_nic_inflight() - page_pool_inflight() of a pool
+ * @pp: the pool
+ *
+ * Buffers the pool handed out (to the NIC, the stack, user space, or in
+ * its own caches) and not yet released to their provider.
+ *
+ * Context: Any context; exact when nothing runs on the pool.
+ * Return: the count, negative if the accounting is broken.
+ */
+s32 mock_nic_inflight(const struct page_pool *pp)
+{
+	return (s32)(READ_ONCE(pp->pages_state_hold_cnt) -
+		     atomic_read(&pp->pages_state_release_cnt));
+}
+EXPORT_SYMBOL_IF_KUNIT(mock_nic_inflight);
+
+/**
+ * mock_nic_alloc() - allocate a buffer as a driver's NAPI poll does
+ * @pp: the pool
+ *
+ * Context: Process context; runs with BHs off.
+ * Return: the netmem, or 0 when the pool has none.
+ */
+netmem_ref mock_nic_alloc(struct page_pool *pp)
+{
+	netmem_ref nm;
+
+	local_bh_disable();
+	nm = page_pool_alloc_netmems(pp, GFP_ATOMIC | __GFP_NOWARN);
+	local_bh_enable();
+	return nm;
+}
+EXPORT_SYMBOL_IF_KUNIT(mock_nic_alloc);
+
+/**
+ * mock_nic_rx_skb() - a header-split skb of received buffers
+ * @nic: the NIC
+ * @nms: buffers from a pool of @nic; their references go to the skb
+ * @nr: how many (at most MAX_SKB_FRAGS)
+ * @frag_len: payload bytes in each
+ *
+ * MOCK_NIC_HLEN bytes of headers in the linear part, the payload in
+ * @nms as netmem frags, recycled to their pool when the skb is freed,
+ * its checksum verified by "the device", as a header-split NIC delivers
+ * it.
+ *
+ * Context: Any context.
+ * Return: the skb, or NULL without memory (the buffers then stay the
+ * caller's).
+ */
+struct sk_buff *mock_nic_rx_skb(struct mock_nic *nic, const netmem_ref *nms,
+				unsigned int nr, unsigned int frag_len)
+{
+	struct sk_buff *skb;
+	unsigned int i;
+
+	if (WARN_ON_ONCE(nr > MAX_SKB_FRAGS))
+		return NULL;
+	skb = alloc_skb(MOCK_NIC_HLEN + NET_IP_ALIGN, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, NET_IP_ALIGN);
+	memset(skb_put(skb, MOCK_NIC_HLEN), 0x5a, MOCK_NIC_HLEN);
+	for (i = 0; i < nr; i++)
+		skb_add_rx_frag_netmem(skb, i, nms[i], 0, frag_len, PAGE_SIZE);
+	skb_mark_for_recycle(skb);
+	skb->ip_summed = CHECKSUM_UNNECESSARY;
+	skb->dev = nic->ndev;
+	return skb;
+}
+EXPORT_SYMBOL_IF_KUNIT(mock_nic_rx_skb);

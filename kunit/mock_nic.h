@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A mock NIC for netgpu's KUnit suites: a net_device that is never
+ * registered, whose parent is a DMA-capable KUnit device, and page_pools
+ * created on its rx queue 0 as a driver with the devmem contract creates
+ * them (PP_FLAG_ALLOW_UNREADABLE_NETMEM, DMA mapping and sync on, order
+ * 0, DMA_FROM_DEVICE), so that whatever provider the queue's parameters
+ * name is the pool's provider.  Plus what such a driver does with the
+ * buffers: allocate in its NAPI context, build header-split skbs whose
+ * payload frags are the buffers (marked for recycling, checksum
+ * verified), and hand them to the stack.
+ *
+ * Everything here is exported with EXPORT_SYMBOL_IF_KUNIT().
+ */
+#ifndef _NETGPU_MOCK_NIC_H
+#define _NETGPU_MOCK_NIC_H
+
+#include <net/netmem.h>
+
+struct device;
+struct kunit;
+struct net_device;
+struct page_pool;
+struct sk_buff;
+struct netgpu_ifq;
+
+/**
+ * struct mock_nic - the mock NIC of a test
+ * @ndev: the device, never registered; freed when the test ends
+ * @dma_dev: its parent, the device pools map for
+ */
+struct mock_nic {
+	struct net_device	*ndev;
+	struct device		*dma_dev;
+};
+
+/* The header bytes mock_nic_rx_skb() puts in the linear part */
+#define MOCK_NIC_HLEN	66
+
+struct mock_nic *mock_nic_create(struct kunit *test, struct device *dma_dev);
+struct page_pool *mock_nic_pool(struct mock_nic *nic, struct netgpu_ifq *ifq,
+				struct device *dev, unsigned int order,
+				enum dma_data_direction dir);
+void mock_nic_pool_destroy(struct page_pool *pp);
+s32 mock_nic_inflight(const struct page_pool *pp);
+netmem_ref mock_nic_alloc(struct page_pool *pp);
+struct sk_buff *mock_nic_rx_skb(struct mock_nic *nic, const netmem_ref *nms,
+				unsigned int nr, unsigned int frag_len);
+
+#endif /* _NETGPU_MOCK_NIC_H */

@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit suite for the netgpu NIC interface on a mock NIC (mock_nic.h): an
+ * interface queue of host or dma-buf regions as the memory provider of
+ * page_pools a driver would create, without a driver.  Each case checks
+ * the pool's in-flight count (page_pool_inflight()) and that the queue
+ * and its regions are back where they started when the pool is gone.
+ *
+ * User space is played by the case: it takes a buffer as the receive
+ * path gives it out (netgpu_niov_get_uref()) and gives it back by
+ * writing its address into the mapped fill ring, as a process does.
+ */
+
+#include <kunit/test.h>
+#include <linux/dma-mapping.h>
+#include <linux/mman.h>
+#include <linux/module.h>
+#include <linux/rtnetlink.h>
+#include <linux/skbuff.h>
+#include <linux/uaccess.h>
+#include <net/page_pool/helpers.h>
+#include <uapi/linux/netgpu.h>
+
+#include "fail_nth.h"
+#include "mem_priv.h"
+#include "mock_gpu.h"
+#include "mock_nic.h"
+#include "nic.h"
+#include "queue.h"
+#include "splat.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+/**
+ * struct nic_fix - what every case starts from
+ * @dma: the NIC's DMA device
+ * @nic: the mock NIC
+ * @mem: a memory area
+ * @mc: a context of @dma
+ * @r: a host region attached to @mc
+ * @addr: its user address
+ * @nr: its buffers
+ */
+struct nic_fix {
+	struct device		*dma;
+	struct mock_nic		*nic;
+	struct netgpu_mem	*mem;
+	struct netgpu_memctx	*mc;
+	struct netgpu_region	*r;
+	u64			addr;
+	unsigned long		nr;
+};
+
+/* A fixture with a host region of @nr pages attached. */
+static struct nic_fix *nic_fix(struct kunit *test, unsigned long nr)
+{
+	struct nic_fix *f = test->priv;
+	struct netgpu_region_desc d = { .type = NETGPU_MEMTYPE_HOST };
+	int id;
+
+	f->nic = mock_nic_create(test, f->dma);
+	f->mem = mock_mem(test);
+	f->nr = nr;
+	f->addr = kunit_vm_mmap(test, NULL, 0, nr << PAGE_SHIFT,
+				PROT_READ | PROT_WRITE,
+				MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, f->addr, 0);
+	KUNIT_ASSERT_EQ(test, clear_user(u64_to_user_ptr(f->addr),
+					 nr << PAGE_SHIFT), 0);
+	d.addr = f->addr;
+	d.len = (u64)nr << PAGE_SHIFT;
+	id = netgpu_mem_add_region(f->mem, &d);
+	f->r = mock_region_get(test, f->mem, id);
+	f->mc = mock_memctx(test, f->dma);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(f->mc, f->r), 0);
+	return f;
+}
+
+static void nic_ifq_put_action(void *ifq)
+{
+	netgpu_ifq_put(ifq);
+}
+
+/* An interface queue of the fixture's context, put when the case ends. */
+static struct netgpu_ifq *nic_ifq(struct kunit *test, struct nic_fix *f)
+{
+	struct netgpu_queue_geom g = { .entries = 64, .entry_size = 8 };
+	struct netgpu_ifq *ifq;
+
+	ifq = netgpu_ifq_create(f->mc, &g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ifq);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							nic_ifq_put_action,
+							ifq), 0);
+	/* What a bound queue is: the tests drive the pool themselves. */
+	ifq->state = NETGPU_IFQ_BOUND;
+	return ifq;
+}
+
+static struct page_pool *nic_pool(struct kunit *test, struct nic_fix *f,
+				  struct netgpu_ifq *ifq)
+{
+	struct page_pool *pp;
+
+	pp = mock_nic_pool(f->nic, ifq, f->dma, 0, DMA_FROM_DEVICE);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, pp);
+	return pp;
+}
+
+/* Destroy @pp, which holds no buffer outside itself: @ifq is let go. */
+static void nic_pool_done(struct kunit *test, struct netgpu_ifq *ifq,
+			  struct page_pool *pp)
+{
+	unsigned int ref = refcount_read(&ifq->ref);
+
+	mock_nic_pool_destroy(pp);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), ref - 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
+}
+
+/* User space receives @nm: a user reference; the driver's goes. */
+static void nic_give_user(struct page_pool *pp, netmem_ref nm)
+{
+	netgpu_niov_get_uref(netgpu_niov_from_netmem(nm));
+	page_pool_put_full_netmem(pp, nm, false);
+}
+
+/* User space writes @addr into the fill ring and publishes it. */
+static void nic_fill(struct netgpu_ifq *ifq, u64 addr)
+{
+	struct netgpu_queue *q = ifq->fill;
+	struct netgpu_ring *ring = netgpu_queue_ring(q);
+	u64 *slots = q->entries;
+	u32 prod = READ_ONCE(ring->prod);
+
+	WRITE_ONCE(slots[prod & q->mask], addr);
+	smp_store_release(&ring->prod, prod + 1);
+}
+
+static u64 nic_addr(netmem_ref nm)
+{
+	return netgpu_niov_addr(netgpu_niov_from_netmem(nm));
+}
+
+/* ===== Cases ===== */
+
+/*
+ * Every buffer once, each at the DMA address of its user address, then
+ * none; recycling through the pool is not counted again; destroying the
+ * pool releases every buffer to the free list and lets the queue go.
+ */
+static void netgpu_nic_test_alloc_release(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct netgpu_stats st = {};
+	struct netgpu_mem_loc loc;
+	struct page_pool *pp;
+	netmem_ref nm[8];
+	u64 seen = 0;
+	int i, idx;
+
+	pp = nic_pool(test, f, ifq);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 2);
+	KUNIT_EXPECT_FALSE(test, pp->dma_sync);
+
+	for (i = 0; i < 8; i++) {
+		nm[i] = mock_nic_alloc(pp);
+		KUNIT_ASSERT_NE(test, nm[i], 0);
+		KUNIT_EXPECT_TRUE(test, netmem_is_net_iov(nm[i]));
+		KUNIT_EXPECT_TRUE(test, netgpu_ifq_owns(ifq, nm[i]));
+		KUNIT_ASSERT_EQ(test, mock_lookup(f->mc, nic_addr(nm[i]), &loc),
+				0);
+		KUNIT_EXPECT_EQ(test, page_pool_get_dma_addr_netmem(nm[i]),
+				loc.dma);
+		idx = (nic_addr(nm[i]) - f->addr) >> PAGE_SHIFT;
+		KUNIT_EXPECT_FALSE(test, seen & BIT_ULL(idx));
+		seen |= BIT_ULL(idx);
+	}
+	KUNIT_EXPECT_EQ(test, mock_nic_alloc(pp), 0);
+	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 8);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 8);
+	netgpu_ifq_get_stats(ifq, &st);
+	KUNIT_EXPECT_EQ(test, st.bufs_nic, 8);
+	KUNIT_EXPECT_EQ(test, st.bufs_cache, 0);
+
+	/* Recycled by the pool: still in flight, not counted twice. */
+	for (i = 0; i < 8; i++)
+		page_pool_put_full_netmem(pp, nm[i], false);
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_NE(test, nm[i] = mock_nic_alloc(pp), 0);
+	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 8);
+	for (i = 0; i < 8; i++)
+		page_pool_put_full_netmem(pp, nm[i], false);
+
+	nic_pool_done(test, ifq, pp);
+	memset(&st, 0, sizeof(st));
+	netgpu_ifq_get_stats(ifq, &st);
+	KUNIT_EXPECT_EQ(test, st.bufs_cache, 8);
+
+	/* A new pool of the queue gets the same buffers again. */
+	pp = nic_pool(test, f, ifq);
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_NE(test, nm[i] = mock_nic_alloc(pp), 0);
+	for (i = 0; i < 8; i++)
+		page_pool_put_full_netmem(pp, nm[i], false);
+	nic_pool_done(test, ifq, pp);
+}
+
+/* init refuses a pool for another device, of order 1, or bidirectional. */
+static void netgpu_nic_test_init_refuses(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 2);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct device *other = mock_dma_device(test, "netgpu-nic-other");
+	struct page_pool *pp;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, other);
+	pp = mock_nic_pool(f->nic, ifq, other, 0, DMA_FROM_DEVICE);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(pp), -EINVAL);
+	pp = mock_nic_pool(f->nic, ifq, f->dma, 1, DMA_FROM_DEVICE);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(pp), -EINVAL);
+	pp = mock_nic_pool(f->nic, ifq, f->dma, 0, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(pp), -EINVAL);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+}
+
+/*
+ * Buffers user space gives back on the fill ring refill the pool before
+ * the free list does, without entering the pool's in-flight count again.
+ */
+static void netgpu_nic_test_fill_refill(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	netmem_ref nm[8];
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		nm[i] = mock_nic_alloc(pp);
+		KUNIT_ASSERT_NE(test, nm[i], 0);
+		nic_give_user(pp, nm[i]);
+	}
+	KUNIT_EXPECT_EQ(test, mock_nic_alloc(pp), 0);
+
+	for (i = 0; i < 8; i++)
+		nic_fill(ifq, nic_addr(nm[i]));
+	for (i = 0; i < 8; i++) {
+		netmem_ref got = mock_nic_alloc(pp);
+
+		KUNIT_ASSERT_NE(test, got, 0);
+		KUNIT_EXPECT_EQ(test,
+				atomic_read(&netgpu_niov_from_netmem(got)->uref),
+				0);
+		nm[i] = got;
+	}
+	KUNIT_EXPECT_EQ(test, mock_nic_alloc(pp), 0);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 8);
+	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 8);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(ifq->fill->ring->cons),
+			READ_ONCE(ifq->fill->ring->prod));
+
+	for (i = 0; i < 8; i++)
+		page_pool_put_full_netmem(pp, nm[i], false);
+	nic_pool_done(test, ifq, pp);
+}
+
+/* Find a buffer of the queue on the free list (never handed out). */
+static struct netgpu_niov *nic_free_niov(struct netgpu_ifq *ifq)
+{
+	struct netgpu_ifq_area *a = &ifq->areas[0];
+	u32 i;
+
+	for (i = 0; i < a->nr; i++)
+		if (!a->niovs[i].niov.pp)
+			return &a->niovs[i];
+	return NULL;
+}
+
+/*
+ * Every reason a fill entry is refused, each counted once, none taken:
+ * user space can give back only what it holds, and only once.
+ */
+static void netgpu_nic_test_fill_rejects(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, PP_ALLOC_CACHE_REFILL + 16);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	netmem_ref nm[PP_ALLOC_CACHE_REFILL], got;
+	struct netgpu_stats st = {};
+	struct netgpu_niov *free;
+	int i;
+
+	/* The first refill takes one batch; the rest stays free. */
+	for (i = 0; i < PP_ALLOC_CACHE_REFILL; i++) {
+		nm[i] = mock_nic_alloc(pp);
+		KUNIT_ASSERT_NE(test, nm[i], 0);
+	}
+	free = nic_free_niov(ifq);
+	KUNIT_ASSERT_NOT_NULL(test, free);
+
+	nic_give_user(pp, nm[0]);
+	page_pool_ref_netmem(nm[2]);		/* the stack shares it */
+	nic_fill(ifq, nic_addr(nm[0]));		/* taken */
+	nic_fill(ifq, nic_addr(nm[0]));		/* twice */
+	nic_fill(ifq, nic_addr(nm[1]) + 64);	/* unaligned */
+	nic_fill(ifq, PAGE_SIZE);		/* in no region */
+	nic_fill(ifq, nic_addr(nm[1]));		/* with the NIC */
+	nic_fill(ifq, nic_addr(nm[2]));		/* in the stack */
+	nic_fill(ifq, netgpu_niov_addr(free));	/* never given */
+
+	got = mock_nic_alloc(pp);
+	KUNIT_EXPECT_EQ(test, got, nm[0]);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.twice, 1);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.unaligned, 1);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.no_region, 1);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.in_nic, 1);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.in_stack, 1);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.never_given, 1);
+	netgpu_ifq_get_stats(ifq, &st);
+	KUNIT_EXPECT_EQ(test, st.fill_taken + st.fill_twice +
+			st.fill_unaligned + st.fill_no_region +
+			st.fill_in_nic + st.fill_in_stack +
+			st.fill_never_given, 7);
+	/* What the refused entries named is where it was. */
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&netmem_to_net_iov(nm[2])->pp_ref_count),
+			2);
+	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp),
+			PP_ALLOC_CACHE_REFILL + 16);
+
+	page_pool_put_full_netmem(pp, nm[2], false);
+	for (i = 0; i < PP_ALLOC_CACHE_REFILL; i++)
+		page_pool_put_full_netmem(pp, nm[i], false);
+	nic_pool_done(test, ifq, pp);
+}
+
+/*
+ * Buffers user space holds keep the pool in flight past its destroy; the
+ * scrub gives them back, once each, however many references it held.
+ */
+static void netgpu_nic_test_scrub(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	netmem_ref nm[4];
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		nm[i] = mock_nic_alloc(pp);
+		KUNIT_ASSERT_NE(test, nm[i], 0);
+		/* Two frags of one buffer: two references. */
+		if (i == 3)
+			netgpu_niov_get_uref(netgpu_niov_from_netmem(nm[i]));
+		nic_give_user(pp, nm[i]);
+	}
+	/* One returned, then the scrub races nothing: it takes the rest. */
+	nic_fill(ifq, nic_addr(nm[0]));
+	KUNIT_EXPECT_EQ(test, mock_nic_alloc(pp), nm[0]);
+	page_pool_put_full_netmem(pp, nm[0], false);
+
+	netgpu_ifq_scrub(ifq);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test,
+				atomic_read(&netgpu_niov_from_netmem(nm[i])->uref),
+				0);
+	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 4);
+	/* A fill entry after the scrub is refused: nothing left to give. */
+	nic_fill(ifq, nic_addr(nm[3]));
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_NE(test, nm[i] = mock_nic_alloc(pp), 0);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.twice, 1);
+	for (i = 0; i < 4; i++)
+		page_pool_put_full_netmem(pp, nm[i], false);
+	nic_pool_done(test, ifq, pp);
+}
+
+/* A destroyed pool waits for user space; the scrub ends the wait. */
+static void netgpu_nic_test_destroy_held(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 2);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	unsigned long timeout;
+	netmem_ref nm;
+
+	nm = mock_nic_alloc(pp);
+	KUNIT_ASSERT_NE(test, nm, 0);
+	nic_give_user(pp, nm);
+	mock_nic_pool_destroy(pp);
+	/* The pool holds the queue until its last buffer is back. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 1);
+
+	netgpu_ifq_scrub(ifq);
+	/* page_pool's release work retries every second. */
+	timeout = jiffies + 10 * HZ;
+	while (refcount_read(&ifq->ref) > 1 && time_before(jiffies, timeout))
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
+}
+
+/*
+ * skbs with netgpu frags freed, cloned, trimmed and coalesced by the
+ * stack: every buffer comes back to the pool exactly once.
+ */
+static void netgpu_nic_test_skb(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct sk_buff *skb, *skb2, *clone;
+	bool stolen;
+	int delta;
+	netmem_ref nm[8];
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		nm[i] = mock_nic_alloc(pp);
+		KUNIT_ASSERT_NE(test, nm[i], 0);
+	}
+	skb = mock_nic_rx_skb(f->nic, nm, 4, 1000);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb2 = mock_nic_rx_skb(f->nic, nm + 4, 4, 1000);
+	KUNIT_ASSERT_NOT_NULL(test, skb2);
+	KUNIT_EXPECT_FALSE(test, skb_frags_readable(skb));
+	KUNIT_EXPECT_EQ(test, skb->len, MOCK_NIC_HLEN + 4000);
+
+	/* The CPU may not read the payload: no copy. */
+	KUNIT_EXPECT_NULL(test, skb_copy(skb, GFP_KERNEL));
+
+	clone = skb_clone(skb, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, clone);
+	kfree_skb(clone);
+
+	/*
+	 * What a non-mmap AF_PACKET reader does (packet_rcv()): trim a
+	 * clone to its headers, which unshares it (pskb_expand_head()
+	 * takes a reference on every frag).  A net_iov frag has no page to
+	 * get_page(): without "net: make skb frag refs safe for net_iov
+	 * frags" this oopses.
+	 */
+	clone = skb_clone(skb, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, clone);
+	KUNIT_EXPECT_EQ(test, pskb_trim(clone, skb_headlen(clone)), 0);
+	KUNIT_EXPECT_EQ(test, skb_shinfo(clone)->nr_frags, 0);
+	KUNIT_EXPECT_TRUE(test, skb_frags_readable(clone));
+	KUNIT_EXPECT_EQ(test,
+			atomic_long_read(&netmem_to_net_iov(nm[0])->pp_ref_count),
+			1);
+	kfree_skb(clone);
+	clone = skb_clone(skb, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, clone);
+	KUNIT_EXPECT_EQ(test, pskb_expand_head(clone, 0, 0, GFP_KERNEL), 0);
+	KUNIT_EXPECT_EQ(test,
+			atomic_long_read(&netmem_to_net_iov(nm[0])->pp_ref_count),
+			2);
+	kfree_skb(clone);
+
+	/* Trimming into the frags drops the last two buffers. */
+	KUNIT_EXPECT_EQ(test, pskb_trim(skb, MOCK_NIC_HLEN + 1500), 0);
+	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->nr_frags, 2);
+
+	/* Coalescing moves frags with their pool references. */
+	skb_pull(skb2, MOCK_NIC_HLEN);
+	KUNIT_EXPECT_TRUE(test, skb_try_coalesce(skb, skb2, &stolen, &delta));
+	kfree_skb_partial(skb2, stolen);
+	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->nr_frags, 6);
+	kfree_skb(skb);
+
+	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 8);
+	/* All eight are in the pool again, none twice. */
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_NE(test, nm[i] = mock_nic_alloc(pp), 0);
+	KUNIT_EXPECT_EQ(test, mock_nic_alloc(pp), 0);
+	for (i = 0; i < 8; i++)
+		page_pool_put_full_netmem(pp, nm[i], false);
+	nic_pool_done(test, ifq, pp);
+}
+
+/* A dma-buf region of the mock GPU, attached to @mc, at @addr. */
+static struct mock_gpu_buf *nic_gpu_region(struct kunit *test,
+					   struct nic_fix *f, u64 addr,
+					   struct netgpu_region **r)
+{
+	static const unsigned int orders[] = { 0, 1, 0 };
+	struct mock_gpu_buf *buf;
+	int id;
+
+	buf = mock_gpu_buf_create(test, orders, ARRAY_SIZE(orders));
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	id = netgpu_dmabuf_add_region(f->mem, buf->dmabuf, addr);
+	*r = mock_region_get(test, f->mem, id);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(f->mc, *r), 0);
+	return buf;
+}
+
+/*
+ * The device going unmaps what the queue held at once: a map the context
+ * detached stays mapped while the queue may still hand it to the NIC,
+ * and goes when the device does, not when the queue is freed.
+ */
+static void netgpu_nic_test_dev_gone_unmaps(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 2);
+	struct netgpu_region *gr;
+	struct mock_gpu_buf *buf;
+	struct netgpu_ifq *ifq;
+	struct page_pool *pp;
+	netmem_ref nm;
+
+	buf = nic_gpu_region(test, f, 1ULL << 40, &gr);
+	ifq = nic_ifq(test, f);
+	KUNIT_EXPECT_EQ(test, ifq->nr_areas, 2);
+	KUNIT_EXPECT_EQ(test, ifq->nr_bufs, 2 + 4);
+	pp = nic_pool(test, f, ifq);
+	nm = mock_nic_alloc(pp);
+	KUNIT_ASSERT_NE(test, nm, 0);
+
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(f->mc, gr), 0);
+	netgpu_mem_flush();
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 1);
+
+	rtnl_lock();
+	netgpu_ifq_dev_gone(ifq);
+	rtnl_unlock();
+	netgpu_mem_flush();
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 0);
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_DEAD);
+
+	/* A dead queue hands out nothing more; its buffers come back. */
+	page_pool_put_full_netmem(pp, nm, false);
+	nic_pool_done(test, ifq, pp);
+}
+
+/* Every allocation of netgpu_ifq_create() failed in turn: no leak. */
+static void netgpu_nic_test_create_fail_nth(struct kunit *test)
+{
+	struct netgpu_queue_geom g = { .entries = 64, .entry_size = 8 };
+	struct nic_fix *f;
+	struct netgpu_region *gr;
+	struct netgpu_ifq *ifq;
+	unsigned int n, ref, gref, left;
+
+	netgpu_kunit_need_fail_nth(test);
+	f = nic_fix(test, 4);
+	nic_gpu_region(test, f, 1ULL << 40, &gr);
+	ref = refcount_read(&f->r->ref);
+	gref = refcount_read(&gr->ref);
+
+	for (n = 1; n < 64; n++) {
+		netgpu_fail_nth_set(n);
+		ifq = netgpu_ifq_create(f->mc, &g);
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
+		if (!IS_ERR(ifq)) {
+			KUNIT_EXPECT_NE(test, left, 0);
+			netgpu_ifq_put(ifq);
+			break;
+		}
+		KUNIT_EXPECT_EQ(test, PTR_ERR(ifq), -ENOMEM);
+		KUNIT_EXPECT_EQ(test, refcount_read(&f->r->ref), ref);
+		KUNIT_EXPECT_EQ(test, refcount_read(&gr->ref), gref);
+	}
+	KUNIT_EXPECT_LT(test, n, 64);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->r->ref), ref);
+	KUNIT_EXPECT_EQ(test, refcount_read(&gr->ref), gref);
+}
+
+/* No region attached, a bad geometry: refused, nothing held. */
+static void netgpu_nic_test_create_refused(struct kunit *test)
+{
+	struct netgpu_queue_geom g = { .entries = 64, .entry_size = 16 };
+	struct nic_fix *f = nic_fix(test, 2);
+	struct netgpu_memctx *empty = mock_memctx(test, f->dma);
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ifq_create(f->mc, &g)), -EINVAL);
+	g.entry_size = 8;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ifq_create(empty, &g)), -EINVAL);
+	g.entries = 0;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ifq_create(f->mc, &g)), -EINVAL);
+}
+
+static int nic_test_init(struct kunit *test)
+{
+	struct nic_fix *f;
+
+	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	f->dma = mock_dma_device(test, "netgpu-nic");
+	if (IS_ERR(f->dma))
+		return PTR_ERR(f->dma);
+	test->priv = f;
+	return 0;
+}
+
+static struct kunit_case nic_test_cases[] = {
+	KUNIT_CASE(netgpu_nic_test_alloc_release),
+	KUNIT_CASE(netgpu_nic_test_init_refuses),
+	KUNIT_CASE(netgpu_nic_test_fill_refill),
+	KUNIT_CASE(netgpu_nic_test_fill_rejects),
+	KUNIT_CASE(netgpu_nic_test_scrub),
+	KUNIT_CASE(netgpu_nic_test_destroy_held),
+	KUNIT_CASE(netgpu_nic_test_skb),
+	KUNIT_CASE(netgpu_nic_test_dev_gone_unmaps),
+	KUNIT_CASE(netgpu_nic_test_create_fail_nth),
+	KUNIT_CASE(netgpu_nic_test_create_refused),
+	{}
+};
+
+static struct kunit_suite nic_test_suite = {
+	.name = "netgpu_nic",
+	.suite_init = netgpu_splat_suite_init,
+	.suite_exit = netgpu_splat_suite_exit,
+	.init = nic_test_init,
+	.exit = netgpu_splat_exit,
+	.test_cases = nic_test_cases,
+};
+
+kunit_test_suite(nic_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the netgpu NIC interface");
+MODULE_LICENSE("GPL");

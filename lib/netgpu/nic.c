@@ -1,0 +1,857 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netgpu NIC interface: netgpu as the page_pool memory provider of one rx
+ * queue.  See the DOC in nic.h for the buffers' places, the lifetimes and
+ * the locks.
+ *
+ * 6.12 has the memory-provider hook of page_pool but none of the helpers
+ * mainline added with its second provider (net_mp_niov_set_page_pool()
+ * and friends, net_mp_open_rxq()): their few lines are open-coded here,
+ * each named after its mainline counterpart.
+ */
+
+#include <linux/capability.h>
+#include <linux/device.h>
+#include <linux/dma-direction.h>
+#include <linux/export.h>
+#include <linux/poll.h>
+#include <linux/netdevice.h>
+#include <linux/nospec.h>
+#include <linux/poison.h>
+#include <linux/rtnetlink.h>
+#include <linux/slab.h>
+#include <net/netdev_queues.h>
+#include <net/netdev_rx_queue.h>
+#include <net/page_pool/helpers.h>
+#include <net/page_pool/memory_provider.h>
+#include <uapi/linux/netgpu.h>
+
+#include "cache.h"
+#include "mem.h"
+#include "nic.h"
+#include "queue.h"
+
+static const struct memory_provider_ops netgpu_mp_ops;
+
+/* ===== Buffers ===== */
+
+/**
+ * netgpu_niov_addr() - the user address of a buffer
+ * @n: the buffer
+ *
+ * Context: Any context.
+ * Return: the address user space knows the buffer's first byte by.
+ */
+u64 netgpu_niov_addr(const struct netgpu_niov *n)
+{
+	return n->area->start + ((u64)n->buf.index << PAGE_SHIFT);
+}
+EXPORT_SYMBOL_GPL(netgpu_niov_addr);
+
+/**
+ * netgpu_ifq_owns() - whether a netmem is a buffer of an interface queue
+ * @ifq: the queue
+ * @nm: a netmem of an skb frag
+ *
+ * True only for a net_iov of a page_pool whose provider is netgpu with
+ * @ifq: a frag of another provider, or of another queue, is never taken
+ * for one of ours.
+ *
+ * Context: Any context; the caller holds a reference on @nm.
+ */
+bool netgpu_ifq_owns(const struct netgpu_ifq *ifq, netmem_ref nm)
+{
+	struct page_pool *pp;
+
+	if (!netmem_is_net_iov(nm))
+		return false;
+	pp = netmem_to_net_iov(nm)->pp;
+	return pp && pp->mp_ops == &netgpu_mp_ops && pp->mp_priv == ifq;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_owns);
+
+/**
+ * netgpu_niov_get_uref() - hand a buffer to user space
+ * @n: a buffer in a page_pool, which the caller holds a reference on
+ *	(an skb frag's)
+ *
+ * Takes a page_pool reference for user space, then the user reference;
+ * the buffer comes back through the fill ring or the scrub.
+ *
+ * Context: Any context.
+ */
+void netgpu_niov_get_uref(struct netgpu_niov *n)
+{
+	page_pool_ref_netmem(netgpu_niov_netmem(n));
+	WRITE_ONCE(n->returned, false);
+	atomic_inc(&n->uref);
+}
+EXPORT_SYMBOL_GPL(netgpu_niov_get_uref);
+
+/* Drop one user reference; refuse (false) when user space holds none. */
+static bool netgpu_niov_put_uref(struct netgpu_niov *n)
+{
+	int old = atomic_read(&n->uref);
+
+	/*
+	 * A compare-and-swap, not a test then a decrement: the scrub may
+	 * take every reference at once meanwhile (io_uring's zcrx had that
+	 * race: two returns of one buffer).
+	 */
+	do {
+		if (!old)
+			return false;
+	} while (!atomic_try_cmpxchg(&n->uref, &old, old - 1));
+	return true;
+}
+
+static void netgpu_niov_sync_for_device(struct netgpu_niov *n)
+{
+	struct netgpu_ifq_area *a = n->area;
+
+	netgpu_dmamap_sync_for_device(a->map, (u64)n->buf.index << PAGE_SHIFT,
+				      PAGE_SIZE);
+}
+
+/* ===== The memory provider ===== */
+
+/*
+ * A buffer of the fill ring: the start of a buffer of this queue.  Sets
+ * *@unaligned for an address inside a buffer.
+ */
+static struct netgpu_niov *netgpu_ifq_find(struct netgpu_ifq *ifq, u64 addr,
+					   bool *unaligned)
+{
+	u32 i;
+
+	for (i = 0; i < ifq->nr_areas; i++) {
+		struct netgpu_ifq_area *a = &ifq->areas[i];
+		u64 off;
+		u32 idx;
+
+		if (addr < a->start)
+			continue;
+		off = addr - a->start;
+		if (off >= (u64)a->nr << PAGE_SHIFT)
+			continue;
+		if (offset_in_page(off)) {
+			*unaligned = true;
+			return NULL;
+		}
+		idx = array_index_nospec(off >> PAGE_SHIFT, a->nr);
+		return &a->niovs[idx];
+	}
+	return NULL;
+}
+
+/* Why user space may not give @n back: it holds no reference on it. */
+static void netgpu_ifq_count_refused(struct netgpu_ifq *ifq,
+				     struct netgpu_niov *n)
+{
+	if (READ_ONCE(n->returned))
+		ifq->cnt.twice++;
+	else if (!READ_ONCE(n->niov.pp))
+		ifq->cnt.never_given++;
+	else if (atomic_long_read(&n->niov.pp_ref_count) > 1)
+		ifq->cnt.in_stack++;
+	else
+		ifq->cnt.in_nic++;
+}
+
+/* One fill-ring entry: a buffer user space gives back, maybe to @pp. */
+static void netgpu_ifq_fill_one(struct netgpu_ifq *ifq, struct page_pool *pp,
+				u64 addr)
+{
+	bool unaligned = false;
+	struct netgpu_niov *n;
+	netmem_ref nm;
+
+	n = netgpu_ifq_find(ifq, addr, &unaligned);
+	if (!n) {
+		if (unaligned)
+			ifq->cnt.unaligned++;
+		else
+			ifq->cnt.no_region++;
+		return;
+	}
+	if (!netgpu_niov_put_uref(n)) {
+		netgpu_ifq_count_refused(ifq, n);
+		return;
+	}
+	ifq->cnt.taken++;
+	WRITE_ONCE(n->returned, true);
+
+	/* The user's page_pool reference; the stack may hold others. */
+	nm = netgpu_niov_netmem(n);
+	if (page_pool_unref_netmem(nm, 1))
+		return;
+	if (n->niov.pp != pp) {
+		/* A pool of an earlier binding: it releases it to us. */
+		page_pool_put_unrefed_netmem(n->niov.pp, nm, -1, false);
+		return;
+	}
+	/* net_mp_netmem_place_in_cache(): still in flight in @pp. */
+	netgpu_niov_sync_for_device(n);
+	pp->alloc.cache[pp->alloc.count++] = nm;
+}
+
+static void netgpu_ifq_refill_fill(struct netgpu_ifq *ifq,
+				   struct page_pool *pp)
+{
+	u64 addrs[16];
+	u32 got, i;
+
+	lockdep_assert_held(&ifq->fill_lock);
+
+	while (pp->alloc.count < PP_ALLOC_CACHE_REFILL) {
+		got = min_t(u32, ARRAY_SIZE(addrs),
+			    PP_ALLOC_CACHE_REFILL - pp->alloc.count);
+		got = netgpu_queue_cons_peek_addr_batch(ifq->fill, addrs, got);
+		if (!got)
+			break;
+		for (i = 0; i < got; i++)
+			netgpu_ifq_fill_one(ifq, pp, addrs[i]);
+		netgpu_queue_cons_release(ifq->fill, got);
+		/* poll() reports room in the fill ring. */
+		if (wq_has_sleeper(&ifq->wait))
+			wake_up(&ifq->wait);
+	}
+}
+
+static void netgpu_ifq_refill_free(struct netgpu_ifq *ifq,
+				   struct page_pool *pp)
+{
+	struct netgpu_niov *n;
+	struct netgpu_buf *buf;
+
+	lockdep_assert_held(&ifq->fill_lock);
+
+	while (pp->alloc.count < PP_ALLOC_CACHE_REFILL) {
+		buf = netgpu_cache_get_napi(ifq->free);
+		if (!buf)
+			break;
+		n = container_of(buf, struct netgpu_niov, buf);
+		/* net_mp_niov_set_page_pool() */
+		n->niov.pp = pp;
+		n->niov.pp_magic = PP_SIGNATURE;
+		atomic_long_set(&n->niov.pp_ref_count, 1);
+		pp->pages_state_hold_cnt++;
+		atomic_inc(&ifq->in_pool);
+		netgpu_niov_sync_for_device(n);
+		pp->alloc.cache[pp->alloc.count++] = netgpu_niov_netmem(n);
+	}
+}
+
+/*
+ * page_pool's slow path, in the pool's allocation context (NAPI, or the
+ * driver's ring setup): never concurrent with itself for one pool.
+ */
+static netmem_ref netgpu_mp_alloc_netmems(struct page_pool *pp, gfp_t gfp)
+{
+	struct netgpu_ifq *ifq = pp->mp_priv;
+
+	spin_lock_bh(&ifq->fill_lock);
+	if (ifq->state == NETGPU_IFQ_BOUND) {
+		netgpu_ifq_refill_fill(ifq, pp);
+		netgpu_ifq_refill_free(ifq, pp);
+	}
+	spin_unlock_bh(&ifq->fill_lock);
+
+	if (!pp->alloc.count)
+		return 0;
+	return pp->alloc.cache[--pp->alloc.count];
+}
+
+/* The pool lets go of a buffer: back to the free list. */
+static bool netgpu_mp_release_netmem(struct page_pool *pp, netmem_ref nm)
+{
+	struct netgpu_ifq *ifq = pp->mp_priv;
+	struct netgpu_niov *n;
+
+	if (WARN_ON_ONCE(!netmem_is_net_iov(nm)))
+		return false;
+	n = netgpu_niov_from_netmem(nm);
+	/* net_mp_niov_clear_page_pool() */
+	n->niov.pp_magic = 0;
+	n->niov.pp = NULL;
+	atomic_dec(&ifq->in_pool);
+	/* Never full: it has room for every buffer of the queue. */
+	WARN_ON_ONCE(netgpu_cache_put_any(ifq->free, &n->buf));
+	/* Not a page: page_pool must not put_page() it. */
+	return false;
+}
+
+static int netgpu_mp_init(struct page_pool *pp)
+{
+	struct netgpu_ifq *ifq = pp->mp_priv;
+
+	if (!ifq)
+		return -EINVAL;
+	if (pp->p.dev != ifq->dma_dev || pp->p.order ||
+	    pp->p.dma_dir != DMA_FROM_DEVICE || !pp->dma_map)
+		return -EINVAL;
+	/*
+	 * netgpu syncs each buffer itself before it hands it out: page_pool
+	 * would sync dma-buf addresses that no dma_map_page() returned.  The
+	 * CPU never writes a buffer the pool recycles without netgpu, so
+	 * skipping the sync there loses nothing.
+	 */
+	pp->dma_sync = false;
+	pp->dma_sync_for_cpu = false;
+	refcount_inc(&ifq->ref);
+	return 0;
+}
+
+static void netgpu_mp_destroy(struct page_pool *pp)
+{
+	netgpu_ifq_put(pp->mp_priv);
+}
+
+static const struct memory_provider_ops netgpu_mp_ops = {
+	.init		= netgpu_mp_init,
+	.destroy	= netgpu_mp_destroy,
+	.alloc_netmems	= netgpu_mp_alloc_netmems,
+	.release_netmem	= netgpu_mp_release_netmem,
+};
+
+/**
+ * netgpu_ifq_set_mp_params() - the provider parameters of a queue
+ * @ifq: the queue
+ * @p: where to store them (an rx queue's ``mp_params``)
+ *
+ * For netgpu_ifq_bind() and for tests that build a page_pool on a
+ * device of their own.
+ *
+ * Context: Any context.
+ */
+void netgpu_ifq_set_mp_params(struct netgpu_ifq *ifq,
+			      struct pp_memory_provider_params *p)
+{
+	p->mp_priv = ifq;
+	p->mp_ops = &netgpu_mp_ops;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_set_mp_params);
+
+/* ===== Interface queues ===== */
+
+static void netgpu_ifq_unmap(struct netgpu_ifq *ifq)
+{
+	u32 i;
+
+	if (!ifq->mapped)
+		return;
+	for (i = 0; i < ifq->nr_areas; i++)
+		netgpu_dmamap_inflight_sub(ifq->areas[i].map, 1);
+	ifq->mapped = false;
+}
+
+/* Buffers left on the free list at the end: nothing to do. */
+static void netgpu_ifq_free_buf(struct netgpu_buf *buf, void *arg)
+{
+}
+
+static void netgpu_ifq_free(struct netgpu_ifq *ifq)
+{
+	u32 i;
+
+	/* Every buffer is on the free list: no pool holds the queue. */
+	WARN_ON_ONCE(atomic_read(&ifq->in_pool));
+	netgpu_cache_destroy(ifq->free, netgpu_ifq_free_buf, NULL);
+	netgpu_ifq_unmap(ifq);
+	for (i = 0; i < ifq->nr_areas; i++) {
+		kvfree(ifq->areas[i].niovs);
+		netgpu_region_put(ifq->areas[i].r);
+	}
+	kfree(ifq->areas);
+	netgpu_queue_destroy(ifq->fill);
+	put_device(ifq->dma_dev);
+	kfree(ifq);
+}
+
+/**
+ * netgpu_ifq_put() - drop a reference on an interface queue
+ * @ifq: the queue
+ *
+ * The last reference (the owner's, or the last page_pool's ``destroy``)
+ * frees it: unmaps its regions unless the device went already, drops
+ * them and frees the fill ring.
+ *
+ * Context: Process context: page_pool destroys a pool from
+ * page_pool_destroy() or its release work.  May be called under
+ * rtnl_lock (a queue restart frees the old pool).
+ */
+void netgpu_ifq_put(struct netgpu_ifq *ifq)
+{
+	if (refcount_dec_and_test(&ifq->ref))
+		netgpu_ifq_free(ifq);
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_put);
+
+/* The buffers of one held region: page-sized, each DMA-contiguous. */
+static int netgpu_ifq_area_init(struct netgpu_ifq_area *a,
+				unsigned long nr_pages)
+{
+	u64 dma_len;
+	dma_addr_t dma;
+	u32 i;
+	int err;
+
+	if (nr_pages > NETGPU_CACHE_MAX_CAPACITY)
+		return -E2BIG;
+	a->niovs = kvcalloc(nr_pages, sizeof(*a->niovs), GFP_KERNEL_ACCOUNT);
+	if (!a->niovs)
+		return -ENOMEM;
+	a->nr = nr_pages;
+
+	for (i = 0; i < a->nr; i++) {
+		struct netgpu_niov *n = &a->niovs[i];
+
+		err = netgpu_dmamap_dma(a->map, (u64)i << PAGE_SHIFT, &dma,
+					&dma_len);
+		if (err)
+			return err;
+		/* The NIC gets one address per buffer. */
+		if (dma_len < PAGE_SIZE)
+			return -EINVAL;
+		n->niov.dma_addr = dma;
+		n->buf.region = a->r;
+		n->buf.index = i;
+		n->area = a;
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Every buffer on the free list, the fill ring: what a new queue has. */
+static int netgpu_ifq_init_bufs(struct netgpu_ifq *ifq,
+				const struct netgpu_mem_hold *holds,
+				struct netgpu_queue_geom *fill)
+{
+	u64 nr_bufs = 0;
+	u32 i, j;
+	int err;
+
+	for (i = 0; i < ifq->nr_areas; i++) {
+		err = netgpu_ifq_area_init(&ifq->areas[i], holds[i].nr_pages);
+		if (err)
+			return err;
+		nr_bufs += ifq->areas[i].nr;
+	}
+	if (nr_bufs > NETGPU_CACHE_MAX_CAPACITY)
+		return -E2BIG;
+	ifq->nr_bufs = nr_bufs;
+
+	ifq->free = netgpu_cache_create(ifq->nr_bufs, NUMA_NO_NODE);
+	if (IS_ERR(ifq->free)) {
+		err = PTR_ERR(ifq->free);
+		ifq->free = NULL;
+		return err;
+	}
+	for (i = 0; i < ifq->nr_areas; i++)
+		for (j = 0; j < ifq->areas[i].nr; j++)
+			WARN_ON_ONCE(netgpu_cache_put_any(ifq->free,
+							  &ifq->areas[i].niovs[j].buf));
+
+	ifq->fill = netgpu_queue_create(NETGPU_QUEUE_FILL, fill->entries);
+	if (IS_ERR(ifq->fill)) {
+		err = PTR_ERR(ifq->fill);
+		ifq->fill = NULL;
+		return err;
+	}
+	return 0;
+}
+
+/**
+ * netgpu_ifq_create() - create an interface queue of a context's regions
+ * @mc: the context's memory side; the caller keeps it for the call
+ * @fill: in/out: the fill ring's geometry (validated here)
+ *
+ * Holds every region attached to @mc, and its map for @mc's device,
+ * until the queue is freed (or the device goes): the regions' buffers are
+ * what the queue hands the NIC.  Regions attached later are not part of
+ * the queue.
+ *
+ * Context: Process context, may sleep.
+ * Return: the queue with one reference (the owner's); ERR_PTR(-EINVAL)
+ * for a bad geometry, with no region attached or with a buffer that is
+ * not DMA-contiguous; -E2BIG for more buffers than a queue takes;
+ * -ENOMEM.
+ */
+struct netgpu_ifq *netgpu_ifq_create(struct netgpu_memctx *mc,
+				     struct netgpu_queue_geom *fill)
+{
+	struct netgpu_mem_hold *holds;
+	struct netgpu_ifq *ifq;
+	int n, i, err;
+
+	err = netgpu_queue_validate_geometry(NETGPU_QUEUE_FILL, fill);
+	if (err)
+		return ERR_PTR(err);
+
+	ifq = kzalloc(sizeof(*ifq), GFP_KERNEL_ACCOUNT);
+	if (!ifq)
+		return ERR_PTR(-ENOMEM);
+	refcount_set(&ifq->ref, 1);
+	ifq->state = NETGPU_IFQ_NEW;
+	ifq->dma_dev = get_device(mc->dev);
+	spin_lock_init(&ifq->fill_lock);
+	init_waitqueue_head(&ifq->wait);
+
+	n = netgpu_memctx_hold(mc, &holds);
+	if (n <= 0) {
+		put_device(ifq->dma_dev);
+		kfree(ifq);
+		return ERR_PTR(n ?: -EINVAL);
+	}
+	ifq->areas = kcalloc(n, sizeof(*ifq->areas), GFP_KERNEL_ACCOUNT);
+	if (!ifq->areas) {
+		for (i = 0; i < n; i++)
+			netgpu_mem_hold_put(&holds[i]);
+		kvfree(holds);
+		put_device(ifq->dma_dev);
+		kfree(ifq);
+		return ERR_PTR(-ENOMEM);
+	}
+	/* The holds are the areas' now: netgpu_ifq_free() drops them. */
+	ifq->nr_areas = n;
+	ifq->mapped = true;
+	for (i = 0; i < n; i++) {
+		ifq->areas[i].ifq = ifq;
+		ifq->areas[i].r = holds[i].r;
+		ifq->areas[i].map = holds[i].map;
+		ifq->areas[i].start = holds[i].start;
+	}
+
+	err = netgpu_ifq_init_bufs(ifq, holds, fill);
+	kvfree(holds);
+	if (err) {
+		netgpu_ifq_free(ifq);
+		return ERR_PTR(err);
+	}
+	return ifq;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_create);
+
+/*
+ * The checks of mainline's __net_mp_open_rxq(), less those of 6.12's
+ * missing header-split configuration.  Under rtnl_lock.
+ */
+static int netgpu_ifq_check_rxq(struct net_device *dev, u32 idx)
+{
+	struct netdev_rx_queue *rxq;
+
+	if (idx >= dev->real_num_rx_queues)
+		return -EINVAL;
+	if (dev_xdp_prog_count(dev))
+		return -EEXIST;
+	rxq = __netif_get_rx_queue(dev, idx);
+	if (rxq->mp_params.mp_ops)
+		return -EEXIST;
+#ifdef CONFIG_XDP_SOCKETS
+	if (rxq->pool)
+		return -EBUSY;
+#endif
+	return 0;
+}
+
+/**
+ * netgpu_ifq_check_dev() - whether a device can bind an rx queue
+ * @dev: the device
+ *
+ * The device must have the queue-management API (netdev_queue_mgmt_ops,
+ * all four calls) and be up.
+ *
+ * Context: Process context, under rtnl_lock.
+ * Return: 0, -EOPNOTSUPP without the API, -ENETDOWN if the device is
+ * down.
+ */
+int netgpu_ifq_check_dev(struct net_device *dev)
+{
+	const struct netdev_queue_mgmt_ops *qops = dev->queue_mgmt_ops;
+
+	ASSERT_RTNL();
+	if (!qops || !qops->ndo_queue_mem_alloc || !qops->ndo_queue_mem_free ||
+	    !qops->ndo_queue_start || !qops->ndo_queue_stop)
+		return -EOPNOTSUPP;
+	if (!netif_running(dev))
+		return -ENETDOWN;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_check_dev);
+
+static void netgpu_ifq_set_state(struct netgpu_ifq *ifq,
+				 enum netgpu_ifq_state state)
+{
+	spin_lock_bh(&ifq->fill_lock);
+	ifq->state = state;
+	spin_unlock_bh(&ifq->fill_lock);
+	wake_up_all(&ifq->wait);
+}
+
+/**
+ * netgpu_ifq_bind() - make an interface queue the provider of an rx queue
+ * @ifq: a new queue
+ * @dev: the device; the caller holds it
+ * @rxq: in: the rx queue (ignored with @any); out: the queue bound
+ * @any: bind the first rx queue that can be bound
+ *
+ * Needs CAP_NET_ADMIN in the device's network namespace: the queue sees
+ * every packet of the rx queue, whichever socket it is for.  Sets the rx
+ * queue's provider parameters and restarts it (netdev_rx_queue_restart():
+ * the driver builds a new page_pool, which picks netgpu up, and stops the
+ * old one); a driver whose new pool does not use the provider fails the
+ * restart with -ENODATA and keeps its old queue, as does any failure of
+ * the restart.  On success the queue holds @dev (a tracked reference)
+ * until netgpu_ifq_unbind() or netgpu_ifq_dev_gone().
+ *
+ * Context: Process context, under rtnl_lock.
+ * Return: 0; -EPERM without the capability; -EOPNOTSUPP or -ENETDOWN
+ * (netgpu_ifq_check_dev()); -EINVAL for a queue the device does not
+ * have; -EEXIST if XDP is attached or the queue has a provider already;
+ * -EBUSY if it has an AF_XDP pool; -EBUSY with @any when no queue is
+ * free; -EALREADY if @ifq was bound before; or the restart's error.
+ */
+int netgpu_ifq_bind(struct netgpu_ifq *ifq, struct net_device *dev,
+		    u32 *rxq, bool any)
+{
+	struct netdev_rx_queue *q;
+	u32 idx;
+	int err;
+
+	ASSERT_RTNL();
+	if (!ns_capable(dev_net(dev)->user_ns, CAP_NET_ADMIN))
+		return -EPERM;
+	if (ifq->state != NETGPU_IFQ_NEW)
+		return -EALREADY;
+	err = netgpu_ifq_check_dev(dev);
+	if (err)
+		return err;
+
+	if (any) {
+		for (idx = 0; idx < dev->real_num_rx_queues; idx++)
+			if (!netgpu_ifq_check_rxq(dev, idx))
+				break;
+		if (idx == dev->real_num_rx_queues)
+			return dev_xdp_prog_count(dev) ? -EEXIST : -EBUSY;
+	} else {
+		idx = *rxq;
+		err = netgpu_ifq_check_rxq(dev, idx);
+		if (err)
+			return err;
+	}
+
+	q = __netif_get_rx_queue(dev, idx);
+	netgpu_ifq_set_mp_params(ifq, &q->mp_params);
+	/* The driver's new pool refills while the queue restarts. */
+	netgpu_ifq_set_state(ifq, NETGPU_IFQ_BOUND);
+	err = netdev_rx_queue_restart(dev, idx);
+	if (err) {
+		q->mp_params.mp_priv = NULL;
+		q->mp_params.mp_ops = NULL;
+		netgpu_ifq_set_state(ifq, NETGPU_IFQ_NEW);
+		return err;
+	}
+	netdev_hold(dev, &ifq->tracker, GFP_KERNEL);
+	ifq->netdev = dev;
+	ifq->rxq = idx;
+	*rxq = idx;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_bind);
+
+/* Take the provider off the rx queue, if it is still ours. */
+static bool netgpu_ifq_clear_rxq(struct netgpu_ifq *ifq)
+{
+	struct netdev_rx_queue *q;
+
+	q = __netif_get_rx_queue(ifq->netdev, ifq->rxq);
+	if (q->mp_params.mp_ops != &netgpu_mp_ops ||
+	    q->mp_params.mp_priv != ifq)
+		return false;
+	q->mp_params.mp_priv = NULL;
+	q->mp_params.mp_ops = NULL;
+	return true;
+}
+
+static void netgpu_ifq_drop_dev(struct netgpu_ifq *ifq,
+				enum netgpu_ifq_state state)
+{
+	netgpu_ifq_set_state(ifq, state);
+	netdev_put(ifq->netdev, &ifq->tracker);
+	ifq->netdev = NULL;
+}
+
+/**
+ * netgpu_ifq_unbind() - restart the rx queue without netgpu
+ * @ifq: the queue
+ *
+ * Nothing to do unless @ifq is bound.  The rx queue restarts with a pool
+ * of ordinary pages; the old pool lets go of the buffers the NIC held,
+ * and of the others as the stack and user space give them back (it holds
+ * @ifq until then).  A restart that fails (the device went down, no
+ * memory) leaves the old pool with the queue until the driver replaces
+ * it; it gets no more buffers from @ifq either way.
+ *
+ * Context: Process context, under rtnl_lock.
+ */
+void netgpu_ifq_unbind(struct netgpu_ifq *ifq)
+{
+	int err;
+
+	ASSERT_RTNL();
+	if (ifq->state != NETGPU_IFQ_BOUND)
+		return;
+	/* No more handouts, from the old pool or anything in between. */
+	netgpu_ifq_set_state(ifq, NETGPU_IFQ_UNBOUND);
+	if (netgpu_ifq_clear_rxq(ifq)) {
+		err = netdev_rx_queue_restart(ifq->netdev, ifq->rxq);
+		if (err && err != -ENETDOWN)
+			netdev_warn(ifq->netdev,
+				    "netgpu: rx queue %u not restarted: %d\n",
+				    ifq->rxq, err);
+	}
+	netgpu_ifq_drop_dev(ifq, NETGPU_IFQ_UNBOUND);
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_unbind);
+
+/**
+ * netgpu_ifq_dev_gone() - the device of an interface queue is going away
+ * @ifq: the queue
+ *
+ * For NETDEV_UNREGISTER: the driver stopped its queues, so the device
+ * writes no buffer any more.  The queue stops for good (poll() reports
+ * it), drops the device and its holds on the DMA maps, so that they are
+ * unmapped now rather than when the last buffer comes back.  Buffers the
+ * stack and user space hold stay valid memory and still come back.
+ *
+ * Context: Process context, under rtnl_lock.
+ */
+void netgpu_ifq_dev_gone(struct netgpu_ifq *ifq)
+{
+	ASSERT_RTNL();
+	if (ifq->state == NETGPU_IFQ_BOUND) {
+		netgpu_ifq_clear_rxq(ifq);
+		netgpu_ifq_drop_dev(ifq, NETGPU_IFQ_DEAD);
+	} else {
+		netgpu_ifq_set_state(ifq, NETGPU_IFQ_DEAD);
+	}
+	netgpu_ifq_unmap(ifq);
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_dev_gone);
+
+/**
+ * netgpu_ifq_scrub() - take back every buffer user space holds
+ * @ifq: the queue, which no receive path hands buffers to any more
+ *
+ * For the queue's owner going away: each user reference is dropped with
+ * its page_pool reference, so that the pools' in-flight counts can reach
+ * zero.  Races safely with fill-ring returns of the same buffers.
+ *
+ * Context: Process context, may sleep.
+ */
+void netgpu_ifq_scrub(struct netgpu_ifq *ifq)
+{
+	u32 i, j;
+
+	for (i = 0; i < ifq->nr_areas; i++) {
+		struct netgpu_ifq_area *a = &ifq->areas[i];
+
+		for (j = 0; j < a->nr; j++) {
+			struct netgpu_niov *n = &a->niovs[j];
+			netmem_ref nm = netgpu_niov_netmem(n);
+			int nr = atomic_xchg(&n->uref, 0);
+
+			if (nr && !page_pool_unref_netmem(nm, nr))
+				page_pool_put_unrefed_netmem(n->niov.pp, nm,
+							     -1, false);
+			cond_resched();
+		}
+	}
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_scrub);
+
+/**
+ * netgpu_ifq_get_stats() - add an interface queue's counters
+ * @ifq: the queue
+ * @st: the sums to add to
+ *
+ * The fill counters, and a snapshot of where the buffers are: on the
+ * free list, held by user space, shared by the stack, or with the NIC
+ * and the pools' caches (``bufs_nic``).
+ *
+ * Context: Process context.
+ */
+void netgpu_ifq_get_stats(struct netgpu_ifq *ifq, struct netgpu_stats *st)
+{
+	u32 i, j;
+
+	spin_lock_bh(&ifq->fill_lock);
+	st->fill_taken += ifq->cnt.taken;
+	st->fill_unaligned += ifq->cnt.unaligned;
+	st->fill_no_region += ifq->cnt.no_region;
+	st->fill_never_given += ifq->cnt.never_given;
+	st->fill_twice += ifq->cnt.twice;
+	st->fill_in_nic += ifq->cnt.in_nic;
+	st->fill_in_stack += ifq->cnt.in_stack;
+	if (ifq->fill)
+		st->fill_bad_index += ifq->fill->cons.bad_prod;
+	spin_unlock_bh(&ifq->fill_lock);
+
+	for (i = 0; i < ifq->nr_areas; i++) {
+		for (j = 0; j < ifq->areas[i].nr; j++) {
+			struct netgpu_niov *n = &ifq->areas[i].niovs[j];
+
+			if (!READ_ONCE(n->niov.pp))
+				st->bufs_cache++;
+			else if (atomic_read(&n->uref))
+				st->bufs_user++;
+			else if (atomic_long_read(&n->niov.pp_ref_count) > 1)
+				st->bufs_stack++;
+			else
+				st->bufs_nic++;
+		}
+		cond_resched();
+	}
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_get_stats);
+
+/**
+ * netgpu_ifq_poll() - poll() of an interface queue's file
+ * @ifq: the queue
+ * @file: the file
+ * @wait: poll table
+ *
+ * Context: Process context.
+ * Return: ``EPOLLOUT | EPOLLWRNORM`` while the fill ring has room;
+ * ``EPOLLERR | EPOLLHUP`` once the queue stopped (unbound, device gone).
+ */
+__poll_t netgpu_ifq_poll(struct netgpu_ifq *ifq, struct file *file,
+			 poll_table *wait)
+{
+	__poll_t mask = 0;
+
+	poll_wait(file, &ifq->wait, wait);
+	spin_lock_bh(&ifq->fill_lock);
+	if (ifq->state != NETGPU_IFQ_BOUND)
+		mask = EPOLLERR | EPOLLHUP;
+	else if (netgpu_queue_nb_avail(ifq->fill) <
+		 netgpu_queue_nentries(ifq->fill))
+		mask = EPOLLOUT | EPOLLWRNORM;
+	spin_unlock_bh(&ifq->fill_lock);
+	return mask;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_poll);
+
+/**
+ * netgpu_ifq_mmap() - map an interface queue's fill ring
+ * @ifq: the queue
+ * @vma: the mapping, at NETGPU_OFF_FILL_RING
+ *
+ * Context: Process context, mmap lock held.
+ * Return: 0 or netgpu_queue_mmap()'s error.
+ */
+int netgpu_ifq_mmap(struct netgpu_ifq *ifq, struct vm_area_struct *vma)
+{
+	return netgpu_queue_mmap(ifq->fill, vma);
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_mmap);

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * netgpu NIC interface: interface queues, netgpu as the page_pool memory
+ * provider of one rx queue.
+ */
+#ifndef _NETGPU_NIC_H
+#define _NETGPU_NIC_H
+
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/netdevice.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <net/netmem.h>
+
+#include "buf.h"
+
+/**
+ * DOC: netgpu NIC interface
+ *
+ * An interface queue (&struct netgpu_ifq) is what a context binds to one
+ * rx queue of its device.  netgpu is then that queue's page_pool memory
+ * provider: the driver asks its page_pool for buffers as for any other
+ * memory, the pool asks netgpu, and the driver's skbs carry netgpu
+ * buffers as unreadable netmem frags.  No driver calls netgpu: any driver
+ * that keeps the devmem contract (page_pool netmem API with
+ * PP_FLAG_ALLOW_UNREADABLE_NETMEM, header split, netdev_queue_mgmt_ops)
+ * carries netgpu traffic.
+ *
+ * **Buffers.**  When the queue is created, the regions attached to the
+ * context are held with their DMA maps for the device, and every
+ * page-sized buffer gets a &struct netgpu_niov: a &struct net_iov (what
+ * page_pool and skbs handle), the provider-neutral &struct netgpu_buf
+ * and a count of user references.  A buffer is at any time in exactly
+ * one of these places:
+ *
+ * - the free list (the buffer cache), owned by netgpu, ``niov.pp`` NULL;
+ * - a page_pool: posted to the NIC, in the pool's caches, in an skb of
+ *   the stack, or held by user space (each user reference holds one
+ *   page_pool reference, as io_uring's zero-copy receive does).
+ *
+ * **Refill** (the provider's alloc_netmems, the pool's single-consumer
+ * context): first buffers user space gave back on the fill ring (each
+ * entry validated: the start of a buffer of this queue that user space
+ * holds; anything else is skipped and counted, never trusted), then the
+ * free list.  A buffer enters a pool from the free list only, and only
+ * then does the pool's in-flight count grow; a buffer that comes back to
+ * the pool it is in is never counted twice, so page_pool_inflight()
+ * stays exact.
+ *
+ * **Lifetime.**  The queue lives while its owner (the context's queue
+ * file) or any page_pool it is the provider of holds it: a pool's
+ * ``destroy`` runs only once the pool's last buffer came back, so buffers
+ * user space or the stack still hold after unbind keep the queue.  The
+ * DMA maps are held (netgpu_dmamap_inflight_add()) until the queue is
+ * freed, or until the device goes (netgpu_ifq_dev_gone()), whichever is
+ * first: a device that is gone writes nothing, so its maps are unmapped
+ * then, not when the last buffer comes back.
+ *
+ * **Locks.**  rtnl_lock serializes bind, unbind and the device going.
+ * &netgpu_ifq.fill_lock (a BH spinlock) serializes the fill ring's
+ * consumer and the free list's NAPI tier: two pools of one queue (the old
+ * and the new one of a queue restart) may refill at the same time.
+ * Returns to the free list (release_netmem, from any context) use the
+ * cache's locked tier.
+ */
+
+struct device;
+struct file;
+struct poll_table_struct;
+struct vm_area_struct;
+struct net_device;
+struct page_pool;
+struct pp_memory_provider_params;
+struct netgpu_cache;
+struct netgpu_dmamap;
+struct netgpu_ifq;
+struct netgpu_memctx;
+struct netgpu_queue;
+struct netgpu_queue_geom;
+struct netgpu_region;
+struct netgpu_stats;
+
+/**
+ * struct netgpu_niov - one buffer of an interface queue
+ * @niov: what page_pool and the stack handle; ``owner`` stays NULL (only
+ *	devmem reads it)
+ * @buf: the buffer's region and index
+ * @area: the area of the queue the buffer is in
+ * @uref: references user space holds (each with a page_pool reference)
+ * @returned: user space gave the buffer back since it last left the free
+ *	list; tells "given back twice" from "never given" in the statistics
+ */
+struct netgpu_niov {
+	struct net_iov		niov;
+	struct netgpu_buf	buf;
+	struct netgpu_ifq_area	*area;
+	atomic_t		uref;
+	bool			returned;
+};
+
+/**
+ * struct netgpu_ifq_area - a region as an interface queue holds it
+ * @ifq: the queue
+ * @r: the region (a reference is held)
+ * @map: its DMA map for the queue's device (an in-flight count is held
+ *	while @mapped)
+ * @start: first user address of the region
+ * @nr: number of buffers
+ * @niovs: @nr buffers
+ */
+struct netgpu_ifq_area {
+	struct netgpu_ifq	*ifq;
+	struct netgpu_region	*r;
+	struct netgpu_dmamap	*map;
+	u64			start;
+	u32			nr;
+	struct netgpu_niov	*niovs;
+};
+
+/**
+ * struct netgpu_ifq_counters - fill-ring rejections, by reason
+ * @taken: entries taken (buffers given back)
+ * @unaligned: not the start of a buffer
+ * @no_region: in no region of the queue
+ * @never_given: a buffer user space was never given
+ * @twice: a buffer user space gave back already
+ * @in_nic: a buffer the NIC or a pool holds
+ * @in_stack: a buffer the stack holds (shared)
+ */
+struct netgpu_ifq_counters {
+	u64	taken;
+	u64	unaligned;
+	u64	no_region;
+	u64	never_given;
+	u64	twice;
+	u64	in_nic;
+	u64	in_stack;
+};
+
+/**
+ * enum netgpu_ifq_state - where an interface queue is
+ * @NETGPU_IFQ_NEW: created, not bound
+ * @NETGPU_IFQ_BOUND: the provider of an rx queue
+ * @NETGPU_IFQ_UNBOUND: was bound; the rx queue runs without netgpu
+ * @NETGPU_IFQ_DEAD: the device went while bound
+ */
+enum netgpu_ifq_state {
+	NETGPU_IFQ_NEW,
+	NETGPU_IFQ_BOUND,
+	NETGPU_IFQ_UNBOUND,
+	NETGPU_IFQ_DEAD,
+};
+
+/**
+ * struct netgpu_ifq - an interface queue
+ * @ref: the owner's, one per page_pool using the queue
+ * @state: &enum netgpu_ifq_state; written under rtnl_lock and @fill_lock
+ * @netdev: the device while bound, held through @tracker
+ * @tracker: @netdev's reference tracker
+ * @rxq: the rx queue index while bound
+ * @dma_dev: the device the regions are mapped for (a reference is held)
+ * @mapped: the areas' in-flight counts on their maps are held
+ * @areas: @nr_areas areas
+ * @nr_areas: number of areas
+ * @nr_bufs: buffers over all areas
+ * @free: the free list
+ * @fill: the fill ring (user space produces)
+ * @fill_lock: Protects: the fill ring's consumer side, the free list's
+ *	NAPI tier, @cnt, @state changes.  Ordering: inside rtnl_lock, a
+ *	leaf otherwise (page_pool's ring lock may be taken under it).
+ * @cnt: fill-ring counters
+ * @in_pool: buffers that entered a pool from the free list and have not
+ *	been released to it again
+ * @wait: poll() waiters of the queue's file
+ */
+struct netgpu_ifq {
+	refcount_t		ref;
+	enum netgpu_ifq_state	state;
+	struct net_device	*netdev;
+	netdevice_tracker	tracker;
+	u32			rxq;
+	struct device		*dma_dev;
+	bool			mapped;
+	struct netgpu_ifq_area	*areas;
+	u32			nr_areas;
+	u32			nr_bufs;
+	struct netgpu_cache	*free;
+	struct netgpu_queue	*fill;
+	spinlock_t		fill_lock;	/* fill consumer, free NAPI tier */
+	struct netgpu_ifq_counters cnt;
+	atomic_t		in_pool;
+	wait_queue_head_t	wait;
+};
+
+static inline struct netgpu_niov *netgpu_niov_from_netmem(netmem_ref nm)
+{
+	return container_of(netmem_to_net_iov(nm), struct netgpu_niov, niov);
+}
+
+static inline netmem_ref netgpu_niov_netmem(struct netgpu_niov *n)
+{
+	return net_iov_to_netmem(&n->niov);
+}
+
+#if IS_ENABLED(CONFIG_NETGPU_NIC)
+struct netgpu_ifq *netgpu_ifq_create(struct netgpu_memctx *mc,
+				     struct netgpu_queue_geom *fill);
+void netgpu_ifq_put(struct netgpu_ifq *ifq);
+int netgpu_ifq_check_dev(struct net_device *dev);
+int netgpu_ifq_bind(struct netgpu_ifq *ifq, struct net_device *dev,
+		    u32 *rxq, bool any);
+void netgpu_ifq_unbind(struct netgpu_ifq *ifq);
+void netgpu_ifq_dev_gone(struct netgpu_ifq *ifq);
+void netgpu_ifq_scrub(struct netgpu_ifq *ifq);
+void netgpu_ifq_get_stats(struct netgpu_ifq *ifq, struct netgpu_stats *st);
+__poll_t netgpu_ifq_poll(struct netgpu_ifq *ifq, struct file *file,
+			 struct poll_table_struct *wait);
+int netgpu_ifq_mmap(struct netgpu_ifq *ifq, struct vm_area_struct *vma);
+bool netgpu_ifq_owns(const struct netgpu_ifq *ifq, netmem_ref nm);
+u64 netgpu_niov_addr(const struct netgpu_niov *n);
+void netgpu_niov_get_uref(struct netgpu_niov *n);
+void netgpu_ifq_set_mp_params(struct netgpu_ifq *ifq,
+			      struct pp_memory_provider_params *p);
+#else
+/* Without the NIC interface no queue exists: the context's list is empty. */
+static inline void netgpu_ifq_dev_gone(struct netgpu_ifq *ifq)
+{
+}
+
+static inline void netgpu_ifq_get_stats(struct netgpu_ifq *ifq,
+					struct netgpu_stats *st)
+{
+}
+#endif
+
+#endif /* _NETGPU_NIC_H */
