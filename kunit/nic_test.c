@@ -92,7 +92,10 @@ static struct netgpu_ifq *nic_ifq(struct kunit *test, struct nic_fix *f)
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
 							nic_ifq_put_action,
 							ifq), 0);
-	/* What a bound queue is: the tests drive the pool themselves. */
+	/*
+	 * Bound, as far as the provider can tell: the mock NIC has no
+	 * queue to restart, the case drives its pools itself.
+	 */
 	ifq->state = NETGPU_IFQ_BOUND;
 	return ifq;
 }
@@ -134,6 +137,7 @@ static void nic_fill(struct netgpu_ifq *ifq, u64 addr)
 	u32 prod = READ_ONCE(ring->prod);
 
 	WRITE_ONCE(slots[prod & q->mask], addr);
+	/* Publish the entry after writing it, as a process must (A). */
 	smp_store_release(&ring->prod, prod + 1);
 }
 
@@ -310,8 +314,10 @@ static void netgpu_nic_test_fill_rejects(struct kunit *test)
 	nic_fill(ifq, nic_addr(nm[2]));		/* in the stack */
 	nic_fill(ifq, netgpu_niov_addr(free));	/* never given */
 
+	/* nm[0] back in the pool, then the free list's 16. */
 	got = mock_nic_alloc(pp);
-	KUNIT_EXPECT_EQ(test, got, nm[0]);
+	KUNIT_EXPECT_NE(test, got, 0);
+	KUNIT_EXPECT_PTR_EQ(test, netgpu_niov_from_netmem(nm[0])->niov.pp, pp);
 	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
 	KUNIT_EXPECT_EQ(test, ifq->cnt.twice, 1);
 	KUNIT_EXPECT_EQ(test, ifq->cnt.unaligned, 1);
@@ -330,8 +336,10 @@ static void netgpu_nic_test_fill_rejects(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp),
 			PP_ALLOC_CACHE_REFILL + 16);
 
+	page_pool_put_full_netmem(pp, got, false);
 	page_pool_put_full_netmem(pp, nm[2], false);
-	for (i = 0; i < PP_ALLOC_CACHE_REFILL; i++)
+	/* nm[0] went back to the pool on the fill ring. */
+	for (i = 1; i < PP_ALLOC_CACHE_REFILL; i++)
 		page_pool_put_full_netmem(pp, nm[i], false);
 	nic_pool_done(test, ifq, pp);
 }
@@ -367,11 +375,14 @@ static void netgpu_nic_test_scrub(struct kunit *test)
 				atomic_read(&netgpu_niov_from_netmem(nm[i])->uref),
 				0);
 	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 4);
-	/* A fill entry after the scrub is refused: nothing left to give. */
-	nic_fill(ifq, nic_addr(nm[3]));
+	/* Every buffer is the pool's again, and none twice. */
 	for (i = 0; i < 4; i++)
 		KUNIT_EXPECT_NE(test, nm[i] = mock_nic_alloc(pp), 0);
-	KUNIT_EXPECT_EQ(test, ifq->cnt.twice, 1);
+	/* A fill entry after the scrub is refused: user space holds none. */
+	nic_fill(ifq, nic_addr(nm[3]));
+	KUNIT_EXPECT_EQ(test, mock_nic_alloc(pp), 0);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.in_nic, 1);
 	for (i = 0; i < 4; i++)
 		page_pool_put_full_netmem(pp, nm[i], false);
 	nic_pool_done(test, ifq, pp);
@@ -524,6 +535,8 @@ static void netgpu_nic_test_dev_gone_unmaps(struct kunit *test)
 	netgpu_mem_flush();
 	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 1);
 
+	/* Unbound (the mock NIC has no queue to restart), then gone. */
+	ifq->state = NETGPU_IFQ_UNBOUND;
 	rtnl_lock();
 	netgpu_ifq_dev_gone(ifq);
 	rtnl_unlock();
