@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Guest script of scripts/netdevsim-check (busybox sh, run as /guest/run
-# by scripts/initramfs-run; /guest holds nsim_tcp).
+# by scripts/initramfs-run; /guest holds nsim_tcp and nsim_netgpu).
 #
 # Two netdevsim devices (one port, one queue each), each in its own
 # network namespace, linked as peers, 10.77.0.1 (A, the receiver) and
@@ -11,9 +11,16 @@
 # (ports/0/queue_reset) in the middle of a transfer.  The split path is
 # proven by A's rx_split_{packets,bytes,drops} counters.
 #
+# netgpu (the NIC unit of lib/netgpu): a context of host memory binds
+# A's rx queue 0 (nsim_netgpu), so that the split path writes payloads
+# into its pages; then the guards of patches/0011-0013, down/up and
+# unbind while bound; the teardown deletes A under a binding.
+#
 # Parameters (kernel command line, name=value): nsim_bytes (default
 # 4194304), nsim_seed (default 1), nsim_devmem_no_wait (see
-# devmem_detached).
+# devmem_detached), nsim_netgpu_bytes (default 32768, a multiple of 8:
+# the netgpu transfers, which the receiver cannot read, so they must fit
+# its receive buffer).
 
 . /lib/ktap.sh
 
@@ -28,6 +35,10 @@ B_DFS=$DFS/netdevsim$B_ID/ports/0
 A_IP=10.77.0.1 B_IP=10.77.0.2
 A_IP6=fd77::1 B_IP6=fd77::2
 NSIM_TCP=/guest/nsim_tcp
+NSIM_NETGPU=/guest/nsim_netgpu
+NG_PAGES=512
+NG_BYTES=${nsim_netgpu_bytes:-32768}
+NG_OK=0
 
 in_a() { nsenter -t "$PID_A" -n "$@"; }
 in_b() { nsenter -t "$PID_B" -n "$@"; }
@@ -296,16 +307,357 @@ case_pp_hold() {
 	return $ktap_fail
 }
 
+# ----- netgpu -----
+#
+# nsim_netgpu bind, in netns A, holds a context of NG_PAGES pages of host
+# memory with A's rx queue 0 bound (netgpu its page_pool memory
+# provider) from netgpu_bind to netgpu_unbind, and runs the commands
+# ng_cmd appends to its command file.  There is no socket receive path
+# yet: the receiver (nsim_netgpu recv-unreadable) proves the payload went
+# into netgpu buffers by recv() failing with EFAULT while the data stays
+# queued, and the bind tool finds the stream in its pages.  Every wait is
+# bounded; a case whose binding is gone fails at once.
+
+# wait_for <file> <ERE> <seconds> [<pid>]: 0 once a line of <file>
+# matches; 1 after <seconds>, or as soon as <pid> is gone.
+wait_for() {
+	local i=0 n=$(($3 * 20))
+	while ! grep -qE "$2" "$1" 2>/dev/null; do
+		if [ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null; then
+			grep -qE "$2" "$1" 2>/dev/null
+			return
+		fi
+		i=$((i + 1))
+		[ $i -le $n ] || return 1
+		usleep 50000
+	done
+}
+
+diag_file() {
+	local l
+	while read -r l; do ktap_diag "$1: $l"; done < "$2"
+}
+
+# ng_start <output> <command file> <pages> <seconds>: the bind tool on
+# $IF_A; 0 once it is bound and reads commands.
+ng_start() {
+	NG_OUT=$1 NG_CMD=$2 NG_SEQ=0 NG_PID=
+	rm -f "$NG_OUT"
+	: > "$NG_CMD"
+	in_a "$NSIM_NETGPU" bind "$IF_A" "$3" "$4" "$NG_CMD" > "$NG_OUT" 2>&1 &
+	NG_BG=$!
+	wait_for "$NG_OUT" '^(ready|nsim_netgpu: exit)' 60
+	NG_PID=$(sed -n 's/^nsim_netgpu: pid \([0-9]*\) .*/\1/p' "$NG_OUT")
+	diag_file netgpu "$NG_OUT"
+	grep -q '^ready$' "$NG_OUT"
+}
+
+# ng_cmd <command> [<args>]: run a command of the bind tool; its reply,
+# without the command's number, goes to /tmp/ng.reply and the console.
+# 1 without an answer within 30 s (the tool gone: NG_OK=0).
+ng_cmd() {
+	NG_SEQ=$((NG_SEQ + 1))
+	echo "$NG_SEQ $*" >> "$NG_CMD"
+	if ! wait_for "$NG_OUT" "^$NG_SEQ done\$" 30 "$NG_PID"; then
+		: > /tmp/ng.reply
+		ktap_diag "netgpu: no answer to '$*'"
+		kill -0 "$NG_PID" 2>/dev/null || NG_OK=0
+		return 1
+	fi
+	sed -n "s/^$NG_SEQ //p" "$NG_OUT" | grep -v '^done$' > /tmp/ng.reply
+	diag_file netgpu /tmp/ng.reply
+}
+
+# ng_stat <ifq|ctx> <counter>: a counter of the last stats answer, -1 if
+# it has none.
+ng_stat() {
+	local v
+	v=$(sed -n "s/^stats $1 //p" /tmp/ng.reply | tr ' ' '\n' | sed -n "s/^$2=//p")
+	echo "${v:--1}"
+}
+
+# Every counter of the context reads 0 (no queue bound).
+ng_ctx_zero() {
+	grep -q '^stats ctx ' /tmp/ng.reply &&
+		! sed -n 's/^stats ctx //p' /tmp/ng.reply | tr ' ' '\n' | grep -qv '=0$'
+}
+
+# The last poll answer: EPOLLOUT (room in the fill ring), no ERR or HUP.
+ng_poll_ok() {
+	grep -q '^poll revents .* OUT' /tmp/ng.reply &&
+		! grep -qE '^poll revents .*(ERR|HUP)' /tmp/ng.reply
+}
+
+ng_bound() {
+	[ $NG_OK -eq 1 ] && return 0
+	ktap_diag "netgpu: no binding (netgpu_bind failed or the tool is gone)"
+	return 1
+}
+
+# ng_transfer <label> <bytes> <seed> [devmem]: B sends <bytes> of the
+# nsim_tcp pattern of <seed> to A, whose receiver waits for all of it to
+# be queued, expects recv() to fail with EFAULT (with devmem, also
+# recvmsg(MSG_SOCK_DEVMEM) with ENODEV), then ends its side, so the
+# sender finishes, and holds the socket with the data queued in netgpu
+# buffers until ng_release.  0 if B sent it all and the receiver holds.
+ng_transfer() {
+	local src
+	rm -f /tmp/ngr.out /tmp/send.out
+	NGR_PID=
+	in_a "$NSIM_NETGPU" recv-unreadable $PORT "$2" 120 ${4:-} > /tmp/ngr.out 2>&1 &
+	NGR_BG=$!
+	wait_for /tmp/ngr.out 'listening|nsim_netgpu: exit' 30
+	in_b timeout 60 "$NSIM_TCP" send "$A_IP" $PORT "$2" "$3" > /tmp/send.out 2>&1
+	src=$?
+	wait_for /tmp/ngr.out '^holding|nsim_netgpu: exit' 30
+	NGR_PID=$(sed -n 's/^holding pid \([0-9]*\) .*/\1/p' /tmp/ngr.out)
+	diag_file "$1" /tmp/ngr.out
+	ktap_diag "$1: $(cat /tmp/send.out) (exit $src)"
+	[ $src -eq 0 ] && [ -n "$NGR_PID" ]
+}
+
+# ng_release <label>: the receiver of ng_transfer closes its socket; its
+# exit status (0: its checks passed).
+ng_release() {
+	local rc
+	[ -n "$NGR_PID" ] && kill -TERM "$NGR_PID" 2>/dev/null
+	wait "$NGR_BG"
+	rc=$?
+	NGR_PID=
+	ktap_diag "$1: $(grep -E '^(released|hold timeout|result)' /tmp/ngr.out | tr '\n' ' ')(exit $rc)"
+	return $rc
+}
+
+# Host memory registered and A's queue 0 bound; a transfer lands in it.
+case_netgpu_bind() {
+	local p0 p1 n=$(((NG_BYTES + 4095) / 4096)) nz
+	NG_OK=0
+	ktap_check "/dev/netgpu_mem and /dev/netgpu present (CONFIG_NETGPU)" \
+		test -c /dev/netgpu_mem -a -c /dev/netgpu
+	[ $ktap_fail -eq 0 ] || return 1
+	echo 0 > $A_DFS/rx_split
+	ng_start /tmp/ng.out /tmp/ng.cmd $NG_PAGES 900
+	ktap_check "kernel has the netgpu NIC interface (BIND_QUEUE not EOPNOTSUPP: CONFIG_NETGPU_NIC=y)" \
+		sh -c "! grep -q '^BIND_QUEUE: EOPNOTSUPP' /tmp/ng.out"
+	ktap_check "$NG_PAGES pages of host memory registered, $IF_A rx queue 0 bound" \
+		grep -q '^bound queue 0 ' /tmp/ng.out
+	ktap_check "fill ring mapped: header all zero, prod/cons/flags at 0/128/256, entries at 384" \
+		grep -q '^ring: prod 0 cons 0 flags 0 (at 0/128/256, entries at 384)$' /tmp/ng.out
+	if ! grep -q '^ready$' /tmp/ng.out; then
+		wait "$NG_BG"
+		return 1
+	fi
+	NG_OK=1
+
+	p0=$(counter rx_split_packets)
+	ktap_check "B sends $NG_BYTES bytes to A while bound" \
+		ng_transfer netgpu_bind "$NG_BYTES" $((SEED + 20))
+	p1=$(counter rx_split_packets)
+	ktap_diag "netgpu_bind: rx_split_packets +$((p1 - p0))"
+	ktap_check "split path taken with netgpu (rx_split off)" test $((p1 - p0)) -gt 0
+	ktap_check "all $NG_BYTES bytes queued at A" \
+		grep -q "^queued $NG_BYTES of $NG_BYTES " /tmp/ngr.out
+	ktap_check "recv() fails with EFAULT: the payload is in netgpu buffers" \
+		grep -q '^recv: EFAULT' /tmp/ngr.out
+	ktap_check "the data stays queued" \
+		grep -q "^still queued $NG_BYTES bytes after recv" /tmp/ngr.out
+
+	ng_cmd check $((SEED + 20)) "$NG_BYTES"
+	ktap_check "every byte of the stream is in netgpu's pages, chunks at page starts" \
+		grep -q "^check .* covered=$NG_BYTES/$NG_BYTES " /tmp/ng.reply
+	ktap_check "the stream's first bytes start a page" \
+		grep -q '^check .* first=page' /tmp/ng.reply
+	nz=$(sed -n 's/^check .* pages_nonzero=\([0-9]*\) .*/\1/p' /tmp/ng.reply)
+	ktap_check "at least $n pages written" test "${nz:-0}" -ge $n
+
+	ng_cmd stats
+	ktap_check "stats: the bufs_* gauges add up to the $NG_PAGES buffers" \
+		test "$(ng_stat ifq bufs_total)" -eq $NG_PAGES
+	ktap_check "stats: at least $n buffers left the free list" \
+		test $(($(ng_stat ifq bufs_nic) + $(ng_stat ifq bufs_stack))) -ge $n
+	ktap_check "stats: none with user space or in an rx ring" \
+		test "$(ng_stat ifq bufs_user)/$(ng_stat ifq bufs_rx_ring)" = 0/0
+	ktap_check "stats: the 3 bad fill entries skipped, one per reason (unaligned, no region, never given)" \
+		test "$(ng_stat ifq fill_unaligned)/$(ng_stat ifq fill_no_region)/$(ng_stat ifq fill_never_given)/$(ng_stat ifq fill_taken)" = 1/1/1/0
+	ktap_check "stats: the context's sums are the queue's" \
+		test "$(sed -n 's/^stats ifq //p' /tmp/ng.reply)" = "$(sed -n 's/^stats ctx //p' /tmp/ng.reply)"
+	ng_cmd ring
+	ktap_check "fill ring: the kernel consumed them (cons = prod = 3)" \
+		grep -q '^ring prod=3 cons=3 flags=0$' /tmp/ng.reply
+	ng_cmd poll
+	ktap_check "poll: EPOLLOUT, no EPOLLERR/EPOLLHUP" ng_poll_ok
+	ng_cmd bind2
+	ktap_check "another context binding queue 0 fails with EEXIST" \
+		grep -q '^bind2 queue 0: EEXIST$' /tmp/ng.reply
+	ktap_check "another context binding any queue fails with EBUSY" \
+		grep -q '^bind2 any: EBUSY$' /tmp/ng.reply
+	ktap_check "receiver passed its checks and closed" ng_release netgpu_bind
+	return $ktap_fail
+}
+
+# While bound and with data queued: (a) recvmsg(MSG_SOCK_DEVMEM) on the
+# netgpu flow (patches/0011), (b) a non-mmap AF_PACKET reader on A, which
+# clones and trims every skb (patches/0013), (c) netlink queue-get and
+# page-pool-get of A (patches/0012).  A splat fails the console scan.
+case_netgpu_guards() {
+	local pid rc
+	ng_bound || return 1
+	rm -f /tmp/ngp.out
+	in_a "$NSIM_NETGPU" packet "$IF_A" 120 > /tmp/ngp.out 2>&1 &
+	NGP_BG=$!
+	wait_for /tmp/ngp.out '^packet: pid|nsim_netgpu: exit' 30
+	ktap_check "B sends $NG_BYTES bytes to A while bound, an AF_PACKET socket reading" \
+		ng_transfer netgpu_guards "$NG_BYTES" $((SEED + 21)) devmem
+	ktap_check "recv() fails with EFAULT" grep -q '^recv: EFAULT' /tmp/ngr.out
+	ktap_check "(a) recvmsg(MSG_SOCK_DEVMEM) fails with ENODEV" \
+		grep -q '^devmem recvmsg: ENODEV$' /tmp/ngr.out
+	ktap_check "(a) the data stays queued" \
+		grep -q "^still queued $NG_BYTES bytes after devmem recvmsg" /tmp/ngr.out
+
+	in_a "$NSIM_NETGPU" netlink "$IF_A" > /tmp/ngn.out 2>&1
+	rc=$?
+	diag_file netgpu_guards /tmp/ngn.out
+	ktap_check "(c) queue-get and page-pool-get of $IF_A report no dma-buf" test $rc -eq 0
+	ktap_check "(c) they list its queues and pools" \
+		grep -q '^netlink: queues=[1-9][0-9]* pools=[1-9]' /tmp/ngn.out
+
+	pid=$(sed -n 's/^packet: pid \([0-9]*\) .*/\1/p' /tmp/ngp.out)
+	[ -n "$pid" ] && kill -TERM "$pid"
+	wait "$NGP_BG"
+	rc=$?
+	diag_file netgpu_guards /tmp/ngp.out
+	ktap_check "(b) AF_PACKET got packets cut to their headers, nothing else cut" test $rc -eq 0
+	ktap_check "receiver passed its checks and closed" ng_release netgpu_guards
+	ng_cmd stats
+	return $ktap_fail
+}
+
+# Down and up while bound: the binding stays on the rx queue (its memory
+# provider parameters), the pool the device re-creates is netgpu's.
+case_netgpu_updown() {
+	local p0 p1
+	ng_bound || return 1
+	in_a ip link set dev "$IF_A" down
+	ng_cmd poll
+	ktap_check "down: poll reports no EPOLLERR/EPOLLHUP" ng_poll_ok
+	ng_cmd stats
+	ktap_check "down: every buffer back on netgpu's free list (the pool went)" \
+		test "$(ng_stat ifq bufs_cache)" -eq $NG_PAGES
+	in_a ip link set dev "$IF_A" up
+	ng_cmd poll
+	ktap_check "up: poll reports EPOLLOUT, no EPOLLERR/EPOLLHUP" ng_poll_ok
+	p0=$(counter rx_split_packets)
+	ktap_check "B sends $NG_BYTES bytes to A after down/up" \
+		ng_transfer netgpu_updown "$NG_BYTES" $((SEED + 22))
+	p1=$(counter rx_split_packets)
+	ktap_diag "netgpu_updown: rx_split_packets +$((p1 - p0))"
+	ktap_check "split path taken after up (rx_split off)" test $((p1 - p0)) -gt 0
+	ktap_check "recv() fails with EFAULT: still netgpu buffers" \
+		grep -q '^recv: EFAULT' /tmp/ngr.out
+	ng_cmd check $((SEED + 22)) "$NG_BYTES"
+	ktap_check "every byte of the stream is in netgpu's pages" \
+		grep -q "^check .* covered=$NG_BYTES/$NG_BYTES " /tmp/ng.reply
+	ktap_check "receiver passed its checks and closed" ng_release netgpu_updown
+	return $ktap_fail
+}
+
+# Closing the queue fd unbinds: the rx queue gets an ordinary page_pool,
+# and transfers are readable again.
+case_netgpu_unbind() {
+	local p0 rc
+	ng_bound || return 1
+	ng_cmd unbind
+	ng_cmd stats
+	ktap_check "the context's counters all read 0: no queue left" ng_ctx_zero
+	ktap_check "pp_hold takes a page: rx queue 0 has a page_pool of pages again" \
+		sh -c "echo 1 > $A_DFS/pp_hold"
+	echo 0 > $A_DFS/pp_hold
+	echo 1 > $A_DFS/rx_split
+	p0=$(counter rx_split_packets)
+	ktap_check "transfer $((BYTES / 4)) bytes after unbind, split on, every byte checked" \
+		transfer netgpu_unbind_split $((BYTES / 4)) $((SEED + 23))
+	ktap_check "split path taken with page_pool pages" \
+		test "$(counter rx_split_packets)" -gt "$p0"
+	echo 0 > $A_DFS/rx_split
+	p0=$(counter rx_split_packets)
+	ktap_check "transfer $((BYTES / 4)) bytes after unbind, split off, every byte checked" \
+		transfer netgpu_unbind_plain $((BYTES / 4)) $((SEED + 24))
+	ktap_check "split path not taken" test "$(counter rx_split_packets)" -eq "$p0"
+	ng_cmd quit
+	wait "$NG_BG"
+	rc=$?
+	NG_OK=0
+	ktap_check "bind tool closed everything and exited 0" test $rc -eq 0
+	return $ktap_fail
+}
+
+# netgpu_device_gone, in the teardown: A's queue 0 bound again, and data
+# that A's receiver holds in netgpu buffers, when A is deleted.
+ng_gone_start() {
+	NG_GONE=0
+	if ! ng_start /tmp/ng2.out /tmp/ng2.cmd 128 300; then
+		ktap_check "netgpu: $IF_A rx queue 0 bound again" false
+		wait "$NG_BG"
+		return
+	fi
+	NG_GONE=1
+	ktap_check "netgpu: B sends $NG_BYTES bytes that A's receiver holds" \
+		ng_transfer netgpu_gone "$NG_BYTES" $((SEED + 25))
+}
+
+# A is gone: the queue fd reports it, the context is dead, closing all
+# of it and then the socket leaves no page pool behind (and no splat).
+ng_gone_check() {
+	local rc
+	[ "$NG_GONE" = 1 ] || return
+	ktap_check "netgpu: queue fd reports EPOLLERR|EPOLLHUP within 10 s of del_device" \
+		wait_for /tmp/ng2.out '^hup: queue fd revents .*ERR HUP' 10 "$NG_PID"
+	ktap_diag "netgpu: $(grep '^hup:' /tmp/ng2.out)"
+	ng_cmd dead
+	ktap_check "netgpu: every call on the context fails with ENODEV" \
+		grep -q '^dead: 5 of 5 ' /tmp/ng.reply
+	ktap_check "netgpu: counters still readable" \
+		grep -q '^dead GET_STATS ctx: ok$' /tmp/ng.reply
+	ng_cmd stats
+	ng_cmd quit
+	wait "$NG_BG"
+	rc=$?
+	ktap_check "netgpu: bind tool closed everything and exited 0" test $rc -eq 0
+	ktap_check "netgpu: receiver closed its socket after the device went" \
+		ng_release netgpu_gone
+	ktap_check "netgpu: no page pool left in A's namespace within 10 s" \
+		ng_no_pools 10
+}
+
+# ng_no_pools <seconds>: page-pool-get of netns A lists none.
+ng_no_pools() {
+	local i=0
+	while ! in_a "$NSIM_NETGPU" netlink - > /tmp/ngn.out 2>&1 ||
+	      ! grep -q '^netlink: .* pools=0 ' /tmp/ngn.out; do
+		i=$((i + 1))
+		if [ $i -gt $(($1 * 2)) ]; then
+			diag_file netgpu /tmp/ngn.out
+			return 1
+		fi
+		usleep 500000
+	done
+}
+
+# The page pp_hold takes is freed late, after A is unregistered: the
+# orphaned-pool path.  The netgpu bind of ng_gone_start replaces the pool
+# it came from, which is then destroyed with the page still out.
 case_teardown() {
-	echo 1 > $A_DFS/pp_hold	# freed late: the orphaned-pool path
+	echo 1 > $A_DFS/pp_hold
 	exec 5<&- 6<&-
+	ng_gone_start
 	ktap_check "del_device A" sh -c "echo $A_ID > $BUS/del_device"
+	ng_gone_check
 	ktap_check "del_device B" sh -c "echo $B_ID > $BUS/del_device"
 	kill "$PID_A" "$PID_B"
 	return $ktap_fail
 }
 
-ktap_begin netdevsim_rx 11
+ktap_begin netdevsim_rx 15
 ktap_case netdevsim_rx_setup case_setup
 ktap_case netdevsim_rx_tcp_plain case_tcp_plain
 ktap_case netdevsim_rx_tcp_split case_tcp_split
@@ -316,5 +668,9 @@ ktap_case netdevsim_rx_queue_reset_under_traffic case_queue_reset_under_traffic
 ktap_case netdevsim_rx_queue_reset_down case_queue_reset_down
 ktap_case netdevsim_rx_devmem case_devmem
 ktap_case netdevsim_rx_pp_hold case_pp_hold
+ktap_case netdevsim_rx_netgpu_bind case_netgpu_bind
+ktap_case netdevsim_rx_netgpu_guards case_netgpu_guards
+ktap_case netdevsim_rx_netgpu_updown case_netgpu_updown
+ktap_case netdevsim_rx_netgpu_unbind case_netgpu_unbind
 ktap_case netdevsim_rx_teardown case_teardown
 ktap_end

@@ -1,0 +1,1304 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * nsim_netgpu: netgpu's NIC interface on netdevsim, from user space.
+ * Built static on the host by scripts/netdevsim-check against the
+ * repository's include/uapi/linux/netgpu.h, run in the guest by
+ * kunit/netdevsim/run.sh.
+ *
+ *   nsim_netgpu bind <ifname> <pages> <seconds> <command file>
+ *   nsim_netgpu recv-unreadable <port> <bytes> <seconds> [devmem]
+ *   nsim_netgpu packet <ifname> <seconds>
+ *   nsim_netgpu netlink <ifname | ->
+ *
+ * bind: registers <pages> pages of anonymous host memory
+ * (/dev/netgpu_mem), attaches <ifname> and the region to a context
+ * (/dev/netgpu), binds rx queue 0 with a 256-entry fill ring, maps the
+ * ring and posts three entries the kernel must skip (an address inside a
+ * buffer, one in no region, a buffer never handed out), then prints
+ * "ready" and runs the commands appended to <command file>, one a line,
+ * "<n> <command> [args]", answering each with lines "<n> ..." and a last
+ * "<n> done":
+ *   check <seed> <bytes>	where the nsim_tcp stream of <seed> is in the
+ *				region: pages that are not zero, bytes of the
+ *				stream found at the start of a page and on
+ *   stats			NETGPU_IOCTL_GET_STATS of the queue and context
+ *   ring			the fill ring's prod, cons and flags
+ *   poll			poll() of the queue fd, without waiting
+ *   bind2			a second context binding queue 0 (must fail
+ *				with EEXIST) and any queue (EBUSY)
+ *   dead			the context's ioctls after its device went
+ *				(each must fail with ENODEV)
+ *   unbind			unmap the ring and close the queue fd
+ *   quit			close everything and exit 0
+ * Meanwhile it polls the queue fd and prints "hup: ..." once poll()
+ * reports EPOLLERR or EPOLLHUP.  Without "quit" it exits 1 after
+ * <seconds>.
+ *
+ * recv-unreadable: accepts one TCP connection (IPv6 and IPv4), waits
+ * for <bytes> to be queued (SIOCINQ), then expects recv() to fail with
+ * EFAULT (the payload is in unreadable net_iov frags) and the data to
+ * stay queued; with "devmem", also recvmsg(MSG_SOCK_DEVMEM) to fail with
+ * ENODEV.  Then it shuts its sending side down (the sender sees the
+ * end) and holds the socket, its data still queued, until SIGTERM or
+ * <seconds>.  Exit 0 if every check passed.
+ *
+ * packet: a non-mmap AF_PACKET SOCK_RAW ETH_P_ALL socket on <ifname>
+ * reads until SIGTERM or <seconds>; with PACKET_AUXDATA it counts the
+ * packets whose payload was cut (unreadable frags: the snap length is
+ * the linear part) and checks that what is left is exactly the headers.
+ * Exit 0 if at least one packet was cut that way and all were.
+ *
+ * netlink: dumps the rx/tx queues of <ifname> (netdev queue-get) and the
+ * page pools of the namespace (page-pool-get; only <ifname>'s, unless
+ * "-"), and fails if any of them reports a dma-buf.
+ *
+ * Exit status: 0 success, 1 failure, 2 usage, 3 the kernel has no netgpu
+ * (or no NIC interface: BIND_QUEUE fails with EOPNOTSUPP).  Every wait
+ * is bounded.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/genetlink.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <linux/netgpu.h>
+#include <linux/netlink.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NG_CAT2(a, b)	a##b
+#define NG_CAT(a, b)	NG_CAT2(a, b)
+#define NG_ASSERT(c)	typedef char NG_CAT(ng_assert_, __LINE__)[(c) ? 1 : -1]
+
+/* The ABI as the header documents it: the ring layout and VER0 sizes. */
+NG_ASSERT(offsetof(struct netgpu_ring, prod) == 0);
+NG_ASSERT(offsetof(struct netgpu_ring, cons) == 128);
+NG_ASSERT(offsetof(struct netgpu_ring, flags) == 256);
+NG_ASSERT(sizeof(struct netgpu_ring) == 384);
+NG_ASSERT(sizeof(struct netgpu_add_region) == NETGPU_ADD_REGION_SIZE_VER0);
+NG_ASSERT(sizeof(struct netgpu_attach_dev) == NETGPU_ATTACH_DEV_SIZE_VER0);
+NG_ASSERT(sizeof(struct netgpu_attach_region) == NETGPU_ATTACH_REGION_SIZE_VER0);
+NG_ASSERT(sizeof(struct netgpu_bind_queue) == NETGPU_BIND_QUEUE_SIZE_VER0);
+NG_ASSERT(sizeof(struct netgpu_attach_socket) == NETGPU_ATTACH_SOCKET_SIZE_VER0);
+NG_ASSERT(sizeof(struct netgpu_stats) == NETGPU_STATS_SIZE_VER0);
+
+/* 6.12 values (include/linux/socket.h, include/uapi/linux/netdev.h):
+ * the host's headers are older.
+ */
+#define NG_MSG_SOCK_DEVMEM		0x2000000
+#define NG_NETDEV_CMD_PAGE_POOL_GET	5
+#define NG_NETDEV_CMD_QUEUE_GET		10
+#define NG_NETDEV_A_PAGE_POOL_ID	1
+#define NG_NETDEV_A_PAGE_POOL_IFINDEX	2
+#define NG_NETDEV_A_PAGE_POOL_INFLIGHT	4
+#define NG_NETDEV_A_PAGE_POOL_DETACH_TIME 6
+#define NG_NETDEV_A_PAGE_POOL_DMABUF	7
+#define NG_NETDEV_A_QUEUE_ID		1
+#define NG_NETDEV_A_QUEUE_IFINDEX	2
+#define NG_NETDEV_A_QUEUE_TYPE		3
+#define NG_NETDEV_A_QUEUE_NAPI_ID	4
+#define NG_NETDEV_A_QUEUE_DMABUF	5
+
+#define NG_FILL_ENTRIES		256
+#define NG_WAIT_MS		30000	/* accept, data queued */
+
+static volatile sig_atomic_t ng_stop;
+
+static void ng_on_signal(int sig)
+{
+	(void)sig;
+	ng_stop = 1;
+}
+
+/* SIGTERM and SIGINT end a hold or a read; no SA_RESTART: poll() returns. */
+static void ng_catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = ng_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+}
+
+static long long ng_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void ng_sleep_ms(int ms)
+{
+	poll(NULL, 0, ms);
+}
+
+static const char *ng_errname(int err)
+{
+	static char buf[32];
+
+	switch (err) {
+	case 0: return "ok";
+	case EPERM: return "EPERM";
+	case ENOENT: return "ENOENT";
+	case EINTR: return "EINTR";
+	case EBADF: return "EBADF";
+	case EAGAIN: return "EAGAIN";
+	case ENOMEM: return "ENOMEM";
+	case EFAULT: return "EFAULT";
+	case EBUSY: return "EBUSY";
+	case EEXIST: return "EEXIST";
+	case ENODEV: return "ENODEV";
+	case EINVAL: return "EINVAL";
+	case EMFILE: return "EMFILE";
+	case ENOTTY: return "ENOTTY";
+	case E2BIG: return "E2BIG";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ENETDOWN: return "ENETDOWN";
+	case EALREADY: return "EALREADY";
+	case ENOTCONN: return "ENOTCONN";
+	case ECONNRESET: return "ECONNRESET";
+	}
+	snprintf(buf, sizeof(buf), "errno %d", err);
+	return buf;
+}
+
+/* An ioctl's result: its return value, or -errno. */
+static int ng_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	int ret = ioctl(fd, cmd, arg);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* ===== The nsim_tcp stream (kunit/netdevsim/nsim_tcp.c) ===== */
+
+struct stream {
+	uint64_t state;
+	uint64_t word;
+	unsigned int left;	/* bytes of word not yet used */
+};
+
+static void stream_init(struct stream *s, uint64_t seed)
+{
+	s->state = seed ? seed : 0x9e3779b97f4a7c15ULL;
+	s->left = 0;
+}
+
+static unsigned char stream_next(struct stream *s)
+{
+	unsigned char c;
+
+	if (!s->left) {
+		s->state ^= s->state >> 12;
+		s->state ^= s->state << 25;
+		s->state ^= s->state >> 27;
+		s->word = s->state * 0x2545f4914f6cdd1dULL;
+		s->left = 8;
+	}
+	c = s->word & 0xff;
+	s->word >>= 8;
+	s->left--;
+	return c;
+}
+
+/* ===== bind: a context, a region, rx queue 0 ===== */
+
+struct ng {
+	long page;
+	size_t pages;
+	unsigned char *mem;
+	int mem_fd;
+	int ctx_fd;
+	int ifq_fd;
+	int ifindex;
+	uint32_t region;
+	struct netgpu_ring *ring;
+	size_t ring_size;
+	uint32_t entries;
+	int hup;
+};
+
+static unsigned int ng_seq;
+
+/* A reply line of the current command. */
+static void ng_reply(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%u ", ng_seq);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static const char *ng_revents(short re)
+{
+	static char buf[64];
+
+	snprintf(buf, sizeof(buf), "0x%x%s%s%s%s%s", (unsigned int)re,
+		 re & POLLIN ? " IN" : "", re & POLLOUT ? " OUT" : "",
+		 re & POLLERR ? " ERR" : "", re & POLLHUP ? " HUP" : "",
+		 re & POLLNVAL ? " NVAL" : "");
+	return buf;
+}
+
+static void ng_print_stats(const char *what, const struct netgpu_stats *st)
+{
+	unsigned long long total = st->bufs_cache + st->bufs_nic +
+		st->bufs_stack + st->bufs_rx_ring + st->bufs_user;
+
+	ng_reply("stats %s fill_taken=%llu fill_bad_index=%llu fill_unaligned=%llu fill_no_region=%llu fill_never_given=%llu fill_twice=%llu fill_in_nic=%llu fill_in_stack=%llu bufs_cache=%llu bufs_nic=%llu bufs_stack=%llu bufs_rx_ring=%llu bufs_user=%llu bufs_total=%llu",
+		 what,
+		 (unsigned long long)st->fill_taken,
+		 (unsigned long long)st->fill_bad_index,
+		 (unsigned long long)st->fill_unaligned,
+		 (unsigned long long)st->fill_no_region,
+		 (unsigned long long)st->fill_never_given,
+		 (unsigned long long)st->fill_twice,
+		 (unsigned long long)st->fill_in_nic,
+		 (unsigned long long)st->fill_in_stack,
+		 (unsigned long long)st->bufs_cache,
+		 (unsigned long long)st->bufs_nic,
+		 (unsigned long long)st->bufs_stack,
+		 (unsigned long long)st->bufs_rx_ring,
+		 (unsigned long long)st->bufs_user, total);
+}
+
+static void ng_cmd_stats(struct ng *ng)
+{
+	struct netgpu_stats st;
+	int err;
+
+	if (ng->ifq_fd >= 0) {
+		memset(&st, 0xff, sizeof(st));
+		err = ng_ioctl(ng->ifq_fd, NETGPU_IOCTL_GET_STATS, &st);
+		if (err)
+			ng_reply("stats ifq: GET_STATS %s", ng_errname(-err));
+		else
+			ng_print_stats("ifq", &st);
+	}
+	memset(&st, 0xff, sizeof(st));
+	err = ng_ioctl(ng->ctx_fd, NETGPU_IOCTL_GET_STATS, &st);
+	if (err)
+		ng_reply("stats ctx: GET_STATS %s", ng_errname(-err));
+	else
+		ng_print_stats("ctx", &st);
+}
+
+static void ng_cmd_ring(struct ng *ng)
+{
+	if (!ng->ring) {
+		ng_reply("ring: not mapped");
+		return;
+	}
+	ng_reply("ring prod=%u cons=%u flags=%u",
+		 __atomic_load_n(&ng->ring->prod, __ATOMIC_ACQUIRE),
+		 __atomic_load_n(&ng->ring->cons, __ATOMIC_ACQUIRE),
+		 __atomic_load_n(&ng->ring->flags, __ATOMIC_ACQUIRE));
+}
+
+static void ng_cmd_poll(struct ng *ng)
+{
+	struct pollfd p = { .fd = ng->ifq_fd, .events = POLLIN | POLLOUT };
+	int n;
+
+	if (ng->ifq_fd < 0) {
+		ng_reply("poll: no queue fd");
+		return;
+	}
+	n = poll(&p, 1, 0);
+	if (n < 0)
+		ng_reply("poll: %s", ng_errname(errno));
+	else
+		ng_reply("poll revents %s", ng_revents(n ? p.revents : 0));
+}
+
+/* 8-byte words of the stream -> their offsets (+1), open addressing. */
+struct ng_index {
+	uint32_t *slot;
+	size_t mask;
+};
+
+static size_t ng_hash(uint64_t w, size_t mask)
+{
+	return (size_t)((w * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
+}
+
+static int ng_index_build(struct ng_index *ix, const unsigned char *s,
+			  size_t len)
+{
+	size_t n = 1, o;
+
+	while (n < 2 * len + 2)
+		n <<= 1;
+	ix->slot = calloc(n, sizeof(*ix->slot));
+	if (!ix->slot)
+		return -1;
+	ix->mask = n - 1;
+	for (o = 0; o + 8 <= len; o++) {
+		uint64_t w;
+		size_t h;
+
+		memcpy(&w, s + o, 8);
+		for (h = ng_hash(w, ix->mask); ix->slot[h]; h = (h + 1) & ix->mask)
+			;
+		ix->slot[h] = o + 1;
+	}
+	return 0;
+}
+
+/*
+ * check <seed> <bytes>: the emulated NIC writes each payload chunk at
+ * offset 0 of a buffer (a page), so every chunk of the stream must be at
+ * the start of some page of the region.  For each page that is not zero,
+ * find the stream offsets its first 8 bytes are at and mark the longest
+ * match as covered; all the stream must be covered, and its first bytes
+ * must start a page.  Chunks are multiples of 8 bytes with TCP
+ * timestamps (MSS 1448) and a multiple of 8 bytes sent.
+ */
+static void ng_cmd_check(struct ng *ng, const char *args)
+{
+	unsigned long long seed, bytes, covered = 0;
+	size_t p, nonzero = 0, first = (size_t)-1, o;
+	unsigned char *s, *cov;
+	struct ng_index ix;
+	struct stream st;
+
+	if (sscanf(args, "%llu %llu", &seed, &bytes) != 2 || bytes < 8 ||
+	    bytes > (1ULL << 30)) {
+		ng_reply("check: usage: check <seed> <bytes (8 to 1 GiB)>");
+		return;
+	}
+	s = malloc(bytes);
+	cov = calloc(bytes, 1);
+	if (!s || !cov) {
+		ng_reply("check: out of memory");
+		goto out_free;
+	}
+	stream_init(&st, seed);
+	for (o = 0; o < bytes; o++)
+		s[o] = stream_next(&st);
+	if (ng_index_build(&ix, s, bytes)) {
+		ng_reply("check: out of memory");
+		goto out_free;
+	}
+
+	for (p = 0; p < ng->pages; p++) {
+		const unsigned char *pg = ng->mem + p * ng->page;
+		uint64_t w;
+		size_t h, i;
+
+		for (i = 0; i < (size_t)ng->page && !pg[i]; i++)
+			;
+		if (i == (size_t)ng->page)
+			continue;
+		nonzero++;
+		memcpy(&w, pg, 8);
+		for (h = ng_hash(w, ix.mask); ix.slot[h]; h = (h + 1) & ix.mask) {
+			size_t at = ix.slot[h] - 1, len = 0;
+
+			if (memcmp(s + at, pg, 8))
+				continue;
+			while (len < (size_t)ng->page && at + len < bytes &&
+			       s[at + len] == pg[len])
+				len++;
+			if (!at && first == (size_t)-1)
+				first = p;
+			memset(cov + at, 1, len);
+		}
+	}
+	for (o = 0; o < bytes; o++)
+		covered += cov[o];
+	if (first == (size_t)-1)
+		ng_reply("check seed=%llu bytes=%llu pages_nonzero=%zu covered=%llu/%llu first=none",
+			 seed, bytes, nonzero, covered, bytes);
+	else
+		ng_reply("check seed=%llu bytes=%llu pages_nonzero=%zu covered=%llu/%llu first=page%zu",
+			 seed, bytes, nonzero, covered, bytes, first);
+	free(ix.slot);
+out_free:
+	free(s);
+	free(cov);
+}
+
+static int ng_attach_dev(int ctx_fd, int ifindex)
+{
+	struct netgpu_attach_dev ad;
+
+	memset(&ad, 0, sizeof(ad));
+	ad.ifindex = ifindex;
+	return ng_ioctl(ctx_fd, NETGPU_CTX_IOCTL_ATTACH_DEV, &ad);
+}
+
+static int ng_region(int ctx_fd, unsigned long cmd, int mem_fd, uint32_t id)
+{
+	struct netgpu_attach_region ar;
+
+	memset(&ar, 0, sizeof(ar));
+	ar.mem_fd = mem_fd;
+	ar.region_id = id;
+	return ng_ioctl(ctx_fd, cmd, &ar);
+}
+
+static int ng_add_region(int mem_fd, void *addr, size_t len)
+{
+	struct netgpu_add_region ar;
+
+	memset(&ar, 0, sizeof(ar));
+	ar.type = NETGPU_REGION_HOST;
+	ar.addr = (uintptr_t)addr;
+	ar.len = len;
+	return ng_ioctl(mem_fd, NETGPU_MEM_IOCTL_ADD_REGION, &ar);
+}
+
+/* BIND_QUEUE: the new fd or -errno; @bq is written back. */
+static int ng_bind_queue(int ctx_fd, uint32_t queue, uint32_t flags,
+			 struct netgpu_bind_queue *bq)
+{
+	memset(bq, 0, sizeof(*bq));
+	bq->queue_id = queue;
+	bq->flags = flags;
+	bq->fill.entries = NG_FILL_ENTRIES;
+	bq->fill.entry_size = sizeof(__u64);
+	return ng_ioctl(ctx_fd, NETGPU_CTX_IOCTL_BIND_QUEUE, bq);
+}
+
+/* bind2: another context (own region) may bind no queue of the device. */
+static void ng_cmd_bind2(struct ng *ng)
+{
+	struct netgpu_bind_queue bq;
+	size_t len = 4 * ng->page;
+	void *mem;
+	int ctx, id, fd;
+
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (mem == MAP_FAILED) {
+		ng_reply("bind2: mmap: %s", ng_errname(errno));
+		return;
+	}
+	ctx = open("/dev/netgpu", O_RDWR | O_CLOEXEC);
+	if (ctx < 0) {
+		ng_reply("bind2: open /dev/netgpu: %s", ng_errname(errno));
+		goto out_unmap;
+	}
+	id = ng_add_region(ng->mem_fd, mem, len);
+	if (id < 0) {
+		ng_reply("bind2: ADD_REGION: %s", ng_errname(-id));
+		goto out_close;
+	}
+	fd = ng_attach_dev(ctx, ng->ifindex);
+	if (!fd)
+		fd = ng_region(ctx, NETGPU_CTX_IOCTL_ATTACH_REGION, ng->mem_fd, id);
+	if (fd) {
+		ng_reply("bind2: context setup: %s", ng_errname(-fd));
+		goto out_remove;
+	}
+	fd = ng_bind_queue(ctx, 0, 0, &bq);
+	if (fd >= 0) {
+		ng_reply("bind2 queue 0: bound (fd %d), should have failed", fd);
+		close(fd);
+	} else {
+		ng_reply("bind2 queue 0: %s", ng_errname(-fd));
+	}
+	fd = ng_bind_queue(ctx, 0, NETGPU_BIND_QUEUE_ANY, &bq);
+	if (fd >= 0) {
+		ng_reply("bind2 any: bound queue %u (fd %d), should have failed",
+			 bq.queue_id, fd);
+		close(fd);
+	} else {
+		ng_reply("bind2 any: %s", ng_errname(-fd));
+	}
+out_remove:
+	{
+		struct netgpu_remove_region rr;
+
+		memset(&rr, 0, sizeof(rr));
+		rr.region_id = id;
+		ng_ioctl(ng->mem_fd, NETGPU_MEM_IOCTL_REMOVE_REGION, &rr);
+	}
+out_close:
+	close(ctx);
+out_unmap:
+	munmap(mem, len);
+}
+
+/* dead: the device went; every call on the context fails with ENODEV. */
+static void ng_cmd_dead(struct ng *ng)
+{
+	struct netgpu_attach_socket as;
+	struct netgpu_bind_queue bq;
+	struct netgpu_stats st;
+	int err, sock, enodev = 0;
+
+	err = ng_attach_dev(ng->ctx_fd, ng->ifindex);
+	ng_reply("dead ATTACH_DEV: %s", ng_errname(-err));
+	enodev += err == -ENODEV;
+	err = ng_region(ng->ctx_fd, NETGPU_CTX_IOCTL_ATTACH_REGION, ng->mem_fd,
+			ng->region);
+	ng_reply("dead ATTACH_REGION: %s", ng_errname(-err));
+	enodev += err == -ENODEV;
+	err = ng_region(ng->ctx_fd, NETGPU_CTX_IOCTL_DETACH_REGION, ng->mem_fd,
+			ng->region);
+	ng_reply("dead DETACH_REGION: %s", ng_errname(-err));
+	enodev += err == -ENODEV;
+	err = ng_bind_queue(ng->ctx_fd, 0, 0, &bq);
+	if (err >= 0)
+		close(err);
+	ng_reply("dead BIND_QUEUE: %s", err >= 0 ? "bound" : ng_errname(-err));
+	enodev += err == -ENODEV;
+	sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	memset(&as, 0, sizeof(as));
+	as.sock_fd = sock;
+	as.rx.entries = NG_FILL_ENTRIES;
+	as.rx.entry_size = sizeof(struct netgpu_rx_desc);
+	err = ng_ioctl(ng->ctx_fd, NETGPU_CTX_IOCTL_ATTACH_SOCKET, &as);
+	if (err >= 0)
+		close(err);
+	ng_reply("dead ATTACH_SOCKET: %s", err >= 0 ? "attached" : ng_errname(-err));
+	enodev += err == -ENODEV;
+	close(sock);
+	ng_reply("dead: %d of 5 ioctls failed with ENODEV", enodev);
+
+	/* Counters stay readable on a dead context and its queue. */
+	err = ng_ioctl(ng->ctx_fd, NETGPU_IOCTL_GET_STATS, &st);
+	ng_reply("dead GET_STATS ctx: %s", ng_errname(-err));
+	if (ng->ifq_fd >= 0) {
+		err = ng_ioctl(ng->ifq_fd, NETGPU_IOCTL_GET_STATS, &st);
+		ng_reply("dead GET_STATS ifq: %s", ng_errname(-err));
+	}
+}
+
+/* The ring mapping holds the file: unmap it first, or close unbinds nothing. */
+static void ng_unbind(struct ng *ng)
+{
+	if (ng->ring) {
+		munmap(ng->ring, ng->ring_size);
+		ng->ring = NULL;
+	}
+	if (ng->ifq_fd >= 0) {
+		close(ng->ifq_fd);
+		ng->ifq_fd = -1;
+	}
+}
+
+static void ng_close(struct ng *ng)
+{
+	ng_unbind(ng);
+	if (ng->ctx_fd >= 0)
+		close(ng->ctx_fd);
+	if (ng->mem_fd >= 0)
+		close(ng->mem_fd);
+	if (ng->mem)
+		munmap(ng->mem, ng->pages * ng->page);
+	ng->ctx_fd = -1;
+	ng->mem_fd = -1;
+	ng->mem = NULL;
+}
+
+/* 0, 1 on failure, 3 if the kernel has no netgpu or no NIC interface. */
+static int ng_setup(struct ng *ng)
+{
+	size_t len = ng->pages * ng->page, want;
+	struct netgpu_bind_queue bq;
+	__u64 *e;
+	int ret;
+
+	ng->mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (ng->mem == MAP_FAILED) {
+		ng->mem = NULL;
+		return perror("nsim_netgpu: mmap"), 1;
+	}
+	ng->mem_fd = open("/dev/netgpu_mem", O_RDWR | O_CLOEXEC);
+	if (ng->mem_fd < 0) {
+		printf("open /dev/netgpu_mem: %s%s\n", ng_errname(errno),
+		       errno == ENOENT ? ": kernel without CONFIG_NETGPU" : "");
+		return errno == ENOENT ? 3 : 1;
+	}
+	ret = ng_add_region(ng->mem_fd, ng->mem, len);
+	if (ret < 0) {
+		printf("ADD_REGION: %s\n", ng_errname(-ret));
+		return 1;
+	}
+	ng->region = ret;
+	printf("region %u: %zu pages of host memory at %p\n", ng->region,
+	       ng->pages, (void *)ng->mem);
+
+	ng->ctx_fd = open("/dev/netgpu", O_RDWR | O_CLOEXEC);
+	if (ng->ctx_fd < 0) {
+		printf("open /dev/netgpu: %s\n", ng_errname(errno));
+		return errno == ENOENT ? 3 : 1;
+	}
+	ret = ng_attach_dev(ng->ctx_fd, ng->ifindex);
+	if (ret) {
+		printf("ATTACH_DEV ifindex %d: %s\n", ng->ifindex, ng_errname(-ret));
+		return 1;
+	}
+	ret = ng_region(ng->ctx_fd, NETGPU_CTX_IOCTL_ATTACH_REGION, ng->mem_fd,
+			ng->region);
+	if (ret) {
+		printf("ATTACH_REGION %u: %s\n", ng->region, ng_errname(-ret));
+		return 1;
+	}
+
+	ret = ng_bind_queue(ng->ctx_fd, 0, 0, &bq);
+	if (ret == -EOPNOTSUPP) {
+		printf("BIND_QUEUE: EOPNOTSUPP: no netgpu NIC interface (kernel without CONFIG_NETGPU_NIC, or a device without the queue API)\n");
+		return 3;
+	}
+	if (ret < 0) {
+		printf("BIND_QUEUE queue 0: %s\n", ng_errname(-ret));
+		return 1;
+	}
+	ng->ifq_fd = ret;
+	want = (sizeof(struct netgpu_ring) + NG_FILL_ENTRIES * sizeof(__u64) +
+		ng->page - 1) / ng->page * ng->page;
+	printf("bound queue %u fd %d fill entries %u entry_size %u mmap_offset 0x%llx mmap_size %llu\n",
+	       bq.queue_id, ng->ifq_fd, bq.fill.entries, bq.fill.entry_size,
+	       (unsigned long long)bq.fill.mmap_offset,
+	       (unsigned long long)bq.fill.mmap_size);
+	if (bq.queue_id || bq.fill.entries != NG_FILL_ENTRIES ||
+	    bq.fill.entry_size != sizeof(__u64) ||
+	    bq.fill.mmap_offset != NETGPU_OFF_FILL_RING ||
+	    bq.fill.mmap_size != want) {
+		printf("BIND_QUEUE: unexpected geometry (want queue 0, %u entries of 8 bytes, offset 0x%llx, size %zu)\n",
+		       NG_FILL_ENTRIES, NETGPU_OFF_FILL_RING, want);
+		return 1;
+	}
+	ng->entries = bq.fill.entries;
+	ng->ring_size = bq.fill.mmap_size;
+	ng->ring = mmap(NULL, ng->ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			ng->ifq_fd, bq.fill.mmap_offset);
+	if (ng->ring == MAP_FAILED) {
+		ng->ring = NULL;
+		printf("mmap fill ring: %s\n", ng_errname(errno));
+		return 1;
+	}
+	printf("ring: prod %u cons %u flags %u (at 0/%zu/%zu, entries at %zu)\n",
+	       ng->ring->prod, ng->ring->cons, ng->ring->flags,
+	       offsetof(struct netgpu_ring, cons),
+	       offsetof(struct netgpu_ring, flags), sizeof(struct netgpu_ring));
+	if (ng->ring->prod || ng->ring->cons || ng->ring->flags) {
+		printf("ring: a new ring must read all zero\n");
+		return 1;
+	}
+
+	/*
+	 * Three entries the kernel must consume and skip at its first refill
+	 * (the queue's first buffer allocation): inside a buffer, past the
+	 * region, and a buffer it never handed out.  The stats tell them
+	 * apart, so the entries must be where the header says.
+	 */
+	e = (__u64 *)((char *)ng->ring + sizeof(struct netgpu_ring));
+	e[0 & (ng->entries - 1)] = (uintptr_t)ng->mem + 100;
+	e[1 & (ng->entries - 1)] = (uintptr_t)ng->mem + len;
+	e[2 & (ng->entries - 1)] = (uintptr_t)ng->mem;
+	__atomic_store_n(&ng->ring->prod, 3, __ATOMIC_RELEASE);
+	printf("fill: posted 3 entries (unaligned, in no region, never given)\n");
+	return 0;
+}
+
+/* Command-file reader: complete lines appended since the last call. */
+static char ng_cmdbuf[4096];
+static size_t ng_cmdlen;
+static off_t ng_cmdoff;
+
+static int ng_next_cmd(int fd, char *line, size_t size)
+{
+	ssize_t n;
+	char *nl;
+	size_t l;
+
+	n = pread(fd, ng_cmdbuf + ng_cmdlen, sizeof(ng_cmdbuf) - 1 - ng_cmdlen,
+		  ng_cmdoff);
+	if (n > 0) {
+		ng_cmdlen += n;
+		ng_cmdoff += n;
+	}
+	nl = memchr(ng_cmdbuf, '\n', ng_cmdlen);
+	if (!nl) {
+		if (ng_cmdlen == sizeof(ng_cmdbuf) - 1)
+			ng_cmdlen = 0;	/* a line too long: dropped */
+		return 0;
+	}
+	l = nl - ng_cmdbuf;
+	snprintf(line, size, "%.*s", (int)l, ng_cmdbuf);
+	memmove(ng_cmdbuf, nl + 1, ng_cmdlen - l - 1);
+	ng_cmdlen -= l + 1;
+	return 1;
+}
+
+/* One command line; 1 for quit. */
+static int ng_run_cmd(struct ng *ng, const char *line)
+{
+	char cmd[32] = "";
+	int off = 0, quit = 0;
+
+	if (sscanf(line, "%u %31s %n", &ng_seq, cmd, &off) < 2) {
+		printf("bad command line: %s\n", line);
+		return 0;
+	}
+	if (!strcmp(cmd, "check"))
+		ng_cmd_check(ng, line + off);
+	else if (!strcmp(cmd, "stats"))
+		ng_cmd_stats(ng);
+	else if (!strcmp(cmd, "ring"))
+		ng_cmd_ring(ng);
+	else if (!strcmp(cmd, "poll"))
+		ng_cmd_poll(ng);
+	else if (!strcmp(cmd, "bind2"))
+		ng_cmd_bind2(ng);
+	else if (!strcmp(cmd, "dead"))
+		ng_cmd_dead(ng);
+	else if (!strcmp(cmd, "unbind")) {
+		ng_unbind(ng);
+		ng_reply("unbind: ring unmapped, queue fd closed");
+	} else if (!strcmp(cmd, "quit")) {
+		ng_close(ng);
+		ng_reply("quit: all closed");
+		quit = 1;
+	} else {
+		ng_reply("unknown command %s", cmd);
+	}
+	ng_reply("done");
+	return quit;
+}
+
+static int do_bind(int argc, char **argv)
+{
+	struct ng ng = { .mem_fd = -1, .ctx_fd = -1, .ifq_fd = -1 };
+	long long deadline;
+	char line[256];
+	int cmd_fd, rc;
+
+	if (argc < 6)
+		return 2;
+	ng.page = sysconf(_SC_PAGESIZE);
+	ng.pages = strtoul(argv[3], NULL, 0);
+	deadline = ng_now_ms() + strtoll(argv[4], NULL, 0) * 1000;
+	ng.ifindex = if_nametoindex(argv[2]);
+	if (!ng.ifindex || ng.pages < 1)
+		return perror("nsim_netgpu: if_nametoindex"), 2;
+	cmd_fd = open(argv[5], O_RDONLY | O_CLOEXEC);
+	if (cmd_fd < 0)
+		return perror("nsim_netgpu: command file"), 2;
+	printf("nsim_netgpu: pid %d binding %s rx queue 0, %zu pages\n",
+	       (int)getpid(), argv[2], ng.pages);
+
+	rc = ng_setup(&ng);
+	if (rc) {
+		ng_close(&ng);
+		return rc;
+	}
+	printf("ready\n");
+
+	for (;;) {
+		struct pollfd p = { .fd = ng.ifq_fd, .events = 0 };
+		int watch = ng.ifq_fd >= 0 && !ng.hup;
+
+		/* ERR and HUP are reported without being asked for. */
+		if (poll(&p, watch, 20) > 0 && watch &&
+		    (p.revents & (POLLERR | POLLHUP))) {
+			ng.hup = 1;
+			printf("hup: queue fd revents %s\n", ng_revents(p.revents));
+		}
+		while (ng_next_cmd(cmd_fd, line, sizeof(line)))
+			if (ng_run_cmd(&ng, line))
+				return 0;
+		if (ng_now_ms() > deadline) {
+			printf("timeout: no quit within %s s\n", argv[4]);
+			ng_close(&ng);
+			return 1;
+		}
+	}
+}
+
+/* ===== recv-unreadable: the receiving socket of a bound queue ===== */
+
+static int ng_listen(const char *port)
+{
+	struct sockaddr_in6 sa;
+	int one = 1, zero = 0, fd;
+
+	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)))
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin6_family = AF_INET6;
+	sa.sin6_addr = in6addr_any;
+	sa.sin6_port = htons(atoi(port));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int ng_inq(int fd)
+{
+	int n = -1;
+
+	return ioctl(fd, FIONREAD, &n) ? -errno : n;
+}
+
+static int do_recv_unreadable(int argc, char **argv)
+{
+	static unsigned char buf[65536];
+	static char cbuf[4096];
+	struct pollfd p;
+	long long t0, deadline;
+	int lfd, fd, devmem, q = 0, q2, ok = 1;
+	unsigned long want;
+	ssize_t n;
+
+	if (argc < 5)
+		return 2;
+	want = strtoul(argv[3], NULL, 0);
+	devmem = argc > 5 && !strcmp(argv[5], "devmem");
+	ng_catch_signals();
+	lfd = ng_listen(argv[2]);
+	if (lfd < 0)
+		return perror("nsim_netgpu: listen"), 1;
+	printf("recv-unreadable: pid %d listening on %s\n", (int)getpid(), argv[2]);
+
+	p.fd = lfd;
+	p.events = POLLIN;
+	if (poll(&p, 1, NG_WAIT_MS) != 1) {
+		printf("accept: no connection within %d s\nresult FAIL\n",
+		       NG_WAIT_MS / 1000);
+		return 1;
+	}
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return perror("nsim_netgpu: accept"), 1;
+
+	/* SIOCINQ counts sequence space: unreadable bytes too, not the FIN. */
+	t0 = ng_now_ms();
+	while (!ng_stop && ng_now_ms() - t0 < NG_WAIT_MS) {
+		q = ng_inq(fd);
+		if (q < 0 || (unsigned long)q >= want)
+			break;
+		ng_sleep_ms(20);
+	}
+	printf("queued %d of %lu bytes after %lld ms\n", q, want, ng_now_ms() - t0);
+	ok &= q >= 0 && (unsigned long)q == want;
+
+	n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n < 0 && errno == EFAULT) {
+		printf("recv: EFAULT (unreadable)\n");
+	} else {
+		if (n >= 0)
+			printf("recv: returned %zd bytes (readable)\n", n);
+		else
+			printf("recv: %s\n", ng_errname(errno));
+		ok = 0;
+	}
+	q2 = ng_inq(fd);
+	printf("still queued %d bytes after recv\n", q2);
+	ok &= q2 == q;
+
+	if (devmem) {
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr msg;
+
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = cbuf;
+		msg.msg_controllen = sizeof(cbuf);
+		n = recvmsg(fd, &msg, NG_MSG_SOCK_DEVMEM | MSG_DONTWAIT);
+		if (n < 0 && errno == ENODEV) {
+			printf("devmem recvmsg: ENODEV\n");
+		} else {
+			if (n >= 0)
+				printf("devmem recvmsg: returned %zd bytes, control %zu\n",
+				       n, (size_t)msg.msg_controllen);
+			else
+				printf("devmem recvmsg: %s\n", ng_errname(errno));
+			ok = 0;
+		}
+		q2 = ng_inq(fd);
+		printf("still queued %d bytes after devmem recvmsg\n", q2);
+		ok &= q2 == q;
+	}
+
+	/* The sender waits for our end; the data stays queued meanwhile. */
+	shutdown(fd, SHUT_WR);
+	printf("holding pid %d queued %d\n", (int)getpid(), ng_inq(fd));
+	fflush(stdout);
+	deadline = ng_now_ms() + strtoll(argv[4], NULL, 0) * 1000;
+	while (!ng_stop && ng_now_ms() < deadline)
+		ng_sleep_ms(50);
+	printf(ng_stop ? "released\n" : "hold timeout\n");
+	close(fd);
+	close(lfd);
+	printf("result %s\n", ok ? "ok" : "FAIL");
+	return ok ? 0 : 1;
+}
+
+/* ===== packet: a non-mmap AF_PACKET reader on the bound device ===== */
+
+/* Ethernet, IPv4 or IPv6 and TCP headers of a frame; 0 if not TCP. */
+static unsigned int ng_tcp_hlen(const unsigned char *f, size_t len)
+{
+	unsigned int l3, th;
+	int proto;
+
+	if (len < ETH_HLEN + 20)
+		return 0;
+	if (f[12] == 0x08 && f[13] == 0x00) {
+		l3 = (f[ETH_HLEN] & 0xf) * 4;
+		proto = f[ETH_HLEN + 9];
+	} else if (f[12] == 0x86 && f[13] == 0xdd) {
+		l3 = 40;
+		proto = len > ETH_HLEN + 6 ? f[ETH_HLEN + 6] : -1;
+	} else {
+		return 0;
+	}
+	th = ETH_HLEN + l3;
+	if (proto != IPPROTO_TCP || len < th + 13)
+		return 0;
+	return th + (f[th + 12] >> 4) * 4;
+}
+
+static int do_packet(int argc, char **argv)
+{
+	static unsigned char buf[65536];
+	unsigned long pkts = 0, cut = 0, headers = 0, outgoing = 0;
+	unsigned long long hidden = 0;
+	unsigned int smin = ~0U, smax = 0;
+	struct sockaddr_ll sll;
+	long long deadline;
+	int fd, one = 1, idx;
+
+	if (argc < 4)
+		return 2;
+	idx = if_nametoindex(argv[2]);
+	if (!idx)
+		return perror("nsim_netgpu: if_nametoindex"), 2;
+	ng_catch_signals();
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	memset(&sll, 0, sizeof(sll));
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_ifindex = idx;
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sll, sizeof(sll)) ||
+	    setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one)))
+		return perror("nsim_netgpu: AF_PACKET"), 1;
+	printf("packet: pid %d reading %s\n", (int)getpid(), argv[2]);
+	fflush(stdout);
+
+	deadline = ng_now_ms() + strtoll(argv[3], NULL, 0) * 1000;
+	while (!ng_stop && ng_now_ms() < deadline) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct tpacket_auxdata *aux = NULL;
+		char cbuf[CMSG_SPACE(sizeof(*aux))];
+		struct iovec iov = { buf, sizeof(buf) };
+		struct sockaddr_ll from;
+		struct cmsghdr *cm;
+		struct msghdr msg;
+		ssize_t n;
+
+		if (poll(&p, 1, 100) != 1)
+			continue;
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_name = &from;
+		msg.msg_namelen = sizeof(from);
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = cbuf;
+		msg.msg_controllen = sizeof(cbuf);
+		n = recvmsg(fd, &msg, MSG_DONTWAIT);
+		if (n < 0)
+			continue;
+		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+			if (cm->cmsg_level == SOL_PACKET &&
+			    cm->cmsg_type == PACKET_AUXDATA)
+				aux = (struct tpacket_auxdata *)CMSG_DATA(cm);
+		pkts++;
+		outgoing += from.sll_pkttype == PACKET_OUTGOING;
+		if (!aux || aux->tp_snaplen >= aux->tp_len)
+			continue;
+		/* Cut: only the linear part was readable. */
+		cut++;
+		hidden += aux->tp_len - aux->tp_snaplen;
+		if (aux->tp_snaplen < smin)
+			smin = aux->tp_snaplen;
+		if (aux->tp_snaplen > smax)
+			smax = aux->tp_snaplen;
+		if ((size_t)n == aux->tp_snaplen &&
+		    ng_tcp_hlen(buf, n) == aux->tp_snaplen)
+			headers++;
+	}
+	close(fd);
+	printf("packet: packets=%lu outgoing=%lu cut=%lu headers_only=%lu snaplen=%u..%u payload_not_copied=%llu\n",
+	       pkts, outgoing, cut, headers, cut ? smin : 0, smax, hidden);
+	return cut && headers == cut ? 0 : 1;
+}
+
+/* ===== netlink: netdev queue-get and page-pool-get dumps ===== */
+
+struct ng_nlbuf {
+	struct nlmsghdr nh;
+	struct genlmsghdr gh;
+	char attrs[256];
+};
+
+static void ng_nl_put(struct nlmsghdr *nh, int type, const void *data, int len)
+{
+	struct nlattr *a = (struct nlattr *)((char *)nh + NLMSG_ALIGN(nh->nlmsg_len));
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memcpy((char *)a + NLA_HDRLEN, data, len);
+	nh->nlmsg_len = NLMSG_ALIGN(nh->nlmsg_len) + NLA_ALIGN(a->nla_len);
+}
+
+static unsigned long long ng_nla_uint(const struct nlattr *a)
+{
+	const char *d = (const char *)a + NLA_HDRLEN;
+	uint64_t v64;
+	uint32_t v32;
+	uint16_t v16;
+
+	switch (a->nla_len - NLA_HDRLEN) {
+	case 8:
+		memcpy(&v64, d, 8);
+		return v64;
+	case 4:
+		memcpy(&v32, d, 4);
+		return v32;
+	case 2:
+		memcpy(&v16, d, 2);
+		return v16;
+	}
+	return 0;
+}
+
+/* The attributes of a genetlink message, by type (0 if absent). */
+struct ng_attrs {
+	unsigned long long val[16];
+	int has[16];
+};
+
+static void ng_nl_parse(const struct nlmsghdr *nh, struct ng_attrs *at)
+{
+	const struct nlattr *a;
+	int len;
+
+	memset(at, 0, sizeof(*at));
+	a = (const struct nlattr *)((const char *)NLMSG_DATA(nh) + GENL_HDRLEN);
+	len = nh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+	while (len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len) {
+		int t = a->nla_type & NLA_TYPE_MASK;
+
+		if (t < 16) {
+			at->has[t] = 1;
+			at->val[t] = ng_nla_uint(a);
+		}
+		len -= NLA_ALIGN(a->nla_len);
+		a = (const struct nlattr *)((const char *)a + NLA_ALIGN(a->nla_len));
+	}
+}
+
+/* An optional attribute for printing: its value or "none". */
+static const char *ng_opt(const struct ng_attrs *at, int type)
+{
+	static char buf[4][24];
+	static int i;
+
+	if (!at->has[type])
+		return "none";
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%llu", at->val[type]);
+	return buf[i];
+}
+
+typedef void (*ng_nl_cb)(const struct nlmsghdr *nh, void *arg);
+
+/* Send @req and hand each reply to @cb up to DONE or the ack; 0 or -errno. */
+static int ng_nl_talk(int fd, struct nlmsghdr *req, ng_nl_cb cb, void *arg)
+{
+	static char buf[32768];
+
+	if (send(fd, req, req->nlmsg_len, 0) < 0)
+		return -errno;
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct nlmsghdr *nh;
+		ssize_t n;
+
+		if (poll(&p, 1, 10000) != 1)
+			return -ETIMEDOUT;
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0)
+			return -errno;
+		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, n); nh = NLMSG_NEXT(nh, n)) {
+			if (nh->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (nh->nlmsg_type == NLMSG_ERROR)
+				return ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
+			cb(nh, arg);
+		}
+	}
+}
+
+static void ng_family_cb(const struct nlmsghdr *nh, void *arg)
+{
+	struct ng_attrs at;
+
+	ng_nl_parse(nh, &at);
+	if (at.has[CTRL_ATTR_FAMILY_ID])
+		*(unsigned int *)arg = at.val[CTRL_ATTR_FAMILY_ID];
+}
+
+struct ng_nl_seen {
+	int ifindex;		/* 0: every page pool of the namespace */
+	unsigned int queues, pools, inflight, dmabuf;
+};
+
+static void ng_queue_cb(const struct nlmsghdr *nh, void *arg)
+{
+	struct ng_nl_seen *seen = arg;
+	struct ng_attrs at;
+
+	ng_nl_parse(nh, &at);
+	if ((int)at.val[NG_NETDEV_A_QUEUE_IFINDEX] != seen->ifindex)
+		return;
+	seen->queues++;
+	seen->dmabuf += at.has[NG_NETDEV_A_QUEUE_DMABUF];
+	printf("queue ifindex %llu %s %llu napi %llu dmabuf %s\n",
+	       at.val[NG_NETDEV_A_QUEUE_IFINDEX],
+	       at.val[NG_NETDEV_A_QUEUE_TYPE] ? "tx" : "rx",
+	       at.val[NG_NETDEV_A_QUEUE_ID], at.val[NG_NETDEV_A_QUEUE_NAPI_ID],
+	       ng_opt(&at, NG_NETDEV_A_QUEUE_DMABUF));
+}
+
+static void ng_pool_cb(const struct nlmsghdr *nh, void *arg)
+{
+	struct ng_nl_seen *seen = arg;
+	struct ng_attrs at;
+
+	ng_nl_parse(nh, &at);
+	if (seen->ifindex &&
+	    (int)at.val[NG_NETDEV_A_PAGE_POOL_IFINDEX] != seen->ifindex)
+		return;
+	seen->pools++;
+	seen->inflight += at.val[NG_NETDEV_A_PAGE_POOL_INFLIGHT] != 0;
+	seen->dmabuf += at.has[NG_NETDEV_A_PAGE_POOL_DMABUF];
+	printf("page-pool id %llu ifindex %s inflight %llu detached %s dmabuf %s\n",
+	       at.val[NG_NETDEV_A_PAGE_POOL_ID],
+	       ng_opt(&at, NG_NETDEV_A_PAGE_POOL_IFINDEX),
+	       at.val[NG_NETDEV_A_PAGE_POOL_INFLIGHT],
+	       at.has[NG_NETDEV_A_PAGE_POOL_DETACH_TIME] ? "yes" : "no",
+	       ng_opt(&at, NG_NETDEV_A_PAGE_POOL_DMABUF));
+}
+
+static void ng_genl_req(struct ng_nlbuf *req, int type, int cmd, int flags)
+{
+	memset(req, 0, sizeof(*req));
+	req->nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	req->nh.nlmsg_type = type;
+	req->nh.nlmsg_flags = NLM_F_REQUEST | flags;
+	req->gh.cmd = cmd;
+	req->gh.version = 1;
+}
+
+static int do_netlink(int argc, char **argv)
+{
+	struct ng_nl_seen seen;
+	struct ng_nlbuf req;
+	unsigned int family = 0;
+	int fd, err;
+
+	if (argc < 3)
+		return 2;
+	memset(&seen, 0, sizeof(seen));
+	if (strcmp(argv[2], "-")) {
+		seen.ifindex = if_nametoindex(argv[2]);
+		if (!seen.ifindex)
+			return perror("nsim_netgpu: if_nametoindex"), 2;
+	}
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (fd < 0)
+		return perror("nsim_netgpu: netlink"), 1;
+
+	ng_genl_req(&req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, NLM_F_ACK);
+	ng_nl_put(&req.nh, CTRL_ATTR_FAMILY_NAME, "netdev", 7);
+	err = ng_nl_talk(fd, &req.nh, ng_family_cb, &family);
+	if (err || !family) {
+		printf("netlink: no netdev family: %s\n", ng_errname(-err));
+		return 1;
+	}
+	if (seen.ifindex) {
+		ng_genl_req(&req, family, NG_NETDEV_CMD_QUEUE_GET, NLM_F_DUMP);
+		err = ng_nl_talk(fd, &req.nh, ng_queue_cb, &seen);
+		if (err) {
+			printf("netlink: queue-get dump: %s\n", ng_errname(-err));
+			return 1;
+		}
+	}
+	ng_genl_req(&req, family, NG_NETDEV_CMD_PAGE_POOL_GET, NLM_F_DUMP);
+	err = ng_nl_talk(fd, &req.nh, ng_pool_cb, &seen);
+	if (err) {
+		printf("netlink: page-pool-get dump: %s\n", ng_errname(-err));
+		return 1;
+	}
+	close(fd);
+	printf("netlink: queues=%u pools=%u pools_inflight=%u dmabuf_attrs=%u\n",
+	       seen.queues, seen.pools, seen.inflight, seen.dmabuf);
+	return seen.dmabuf ? 1 : 0;
+}
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: nsim_netgpu bind <ifname> <pages> <seconds> <command file>\n"
+		"       nsim_netgpu recv-unreadable <port> <bytes> <seconds> [devmem]\n"
+		"       nsim_netgpu packet <ifname> <seconds>\n"
+		"       nsim_netgpu netlink <ifname | ->\n"
+		"bind commands (\"<n> <command>\" lines): check <seed> <bytes>, stats,\n"
+		"ring, poll, bind2, dead, unbind, quit\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = -1;
+
+	/* Lines reach the script's output file as they are printed. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1 && !strcmp(argv[1], "bind"))
+		rc = do_bind(argc, argv);
+	else if (argc > 1 && !strcmp(argv[1], "recv-unreadable"))
+		rc = do_recv_unreadable(argc, argv);
+	else if (argc > 1 && !strcmp(argv[1], "packet"))
+		rc = do_packet(argc, argv);
+	else if (argc > 1 && !strcmp(argv[1], "netlink"))
+		rc = do_netlink(argc, argv);
+	if (rc == 2 || rc < 0)
+		return usage();
+	printf("nsim_netgpu: exit %d\n", rc);
+	return rc;
+}
