@@ -777,7 +777,7 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_scrub);
  *
  * The fill counters, and a snapshot of where the buffers are: on the
  * free list, held by user space, shared by the stack, or with the NIC
- * and the pools' caches (``bufs_nic``).
+ * and the pools' caches or in one skb (``bufs_nic``).
  *
  * Context: Process context.
  */

@@ -304,11 +304,16 @@ struct netgpu_attach_socket {
  * @fill_never_given: fill entries skipped: a buffer the kernel never
  *	handed to user space
  * @fill_twice: fill entries skipped: a buffer already given back
- * @fill_in_nic: fill entries skipped: a buffer posted to the NIC
- * @fill_in_stack: fill entries skipped: a buffer held by the network stack
+ * @fill_in_nic: fill entries skipped: a buffer the kernel holds (posted
+ *	to the NIC, cached by its page_pool, or in one skb)
+ * @fill_in_stack: fill entries skipped: a buffer the kernel holds more
+ *	than once (shared by several skbs or other holders)
  * @bufs_cache: buffers in the free cache, now
- * @bufs_nic: buffers posted to the NIC, now
- * @bufs_stack: buffers held by the network stack, now
+ * @bufs_nic: buffers the kernel holds once, now: posted to the NIC,
+ *	cached by its page_pool, or in one skb (the provider cannot tell
+ *	these apart)
+ * @bufs_stack: buffers the kernel holds more than once, now (an skb and
+ *	its clone, or several skbs)
  * @bufs_rx_ring: buffers in rx ring descriptors user space has not
  *	consumed, now
  * @bufs_user: buffers user space holds (consumed from an rx ring, not yet
