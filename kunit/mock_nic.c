@@ -11,6 +11,7 @@
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
+#include <net/netdev_queues.h>
 #include <net/netdev_rx_queue.h>
 #include <net/page_pool/helpers.h>
 
@@ -22,6 +23,152 @@ static void mock_nic_free_action(void *ndev)
 {
 	free_netdev(ndev);
 }
+
+static struct mock_nic *mock_nic_of(struct net_device *dev)
+{
+	return *(struct mock_nic **)netdev_priv(dev);
+}
+
+/* What a driver with the devmem contract creates for rx queue 0. */
+static struct page_pool *mock_nic_rxq_pool(struct mock_nic *nic)
+{
+	struct page_pool_params pp = {
+		.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV,
+		.order = 0,
+		.pool_size = 256,
+		.nid = NUMA_NO_NODE,
+		.dev = nic->dma_dev,
+		.dma_dir = DMA_FROM_DEVICE,
+		.max_len = PAGE_SIZE,
+		.netdev = nic->ndev,
+		.queue_idx = 0,
+	};
+
+	ASSERT_RTNL();
+	if (!nic->ignore_mp)
+		pp.flags |= PP_FLAG_ALLOW_UNREADABLE_NETMEM;
+	return page_pool_create(&pp);
+}
+
+static int mock_nic_open(struct net_device *dev)
+{
+	struct mock_nic *nic = mock_nic_of(dev);
+	struct page_pool *pp = mock_nic_rxq_pool(nic);
+
+	if (IS_ERR(pp))
+		return PTR_ERR(pp);
+	nic->pp = pp;
+	return 0;
+}
+
+static int mock_nic_stop(struct net_device *dev)
+{
+	struct mock_nic *nic = mock_nic_of(dev);
+
+	page_pool_destroy(nic->pp);
+	nic->pp = NULL;
+	return 0;
+}
+
+static netdev_tx_t mock_nic_xmit(struct sk_buff *skb, struct net_device *dev)
+{
+	dev_kfree_skb_any(skb);
+	return NETDEV_TX_OK;
+}
+
+static const struct net_device_ops mock_nic_netdev_ops = {
+	.ndo_open	= mock_nic_open,
+	.ndo_stop	= mock_nic_stop,
+	.ndo_start_xmit	= mock_nic_xmit,
+};
+
+/* The per-queue memory of the queue-management API: the pool. */
+struct mock_nic_qmem {
+	struct page_pool	*pp;
+};
+
+static int mock_nic_mem_alloc(struct net_device *dev, void *mem, int idx)
+{
+	struct mock_nic *nic = mock_nic_of(dev);
+	struct mock_nic_qmem *q = mem;
+
+	if (!netif_running(dev))
+		return -ENETDOWN;
+	if (nic->fail_alloc)
+		return nic->fail_alloc;
+	q->pp = mock_nic_rxq_pool(nic);
+	return PTR_ERR_OR_ZERO(q->pp);
+}
+
+static void mock_nic_mem_free(struct net_device *dev, void *mem)
+{
+	struct mock_nic_qmem *q = mem;
+
+	page_pool_destroy(q->pp);
+}
+
+static int mock_nic_start(struct net_device *dev, void *mem, int idx)
+{
+	struct mock_nic *nic = mock_nic_of(dev);
+	struct mock_nic_qmem *q = mem;
+
+	if (nic->fail_start && q->pp->mp_ops)
+		return nic->fail_start;
+	nic->pp = q->pp;
+	return 0;
+}
+
+static int mock_nic_qstop(struct net_device *dev, void *mem, int idx)
+{
+	struct mock_nic *nic = mock_nic_of(dev);
+	struct mock_nic_qmem *q = mem;
+
+	q->pp = nic->pp;
+	nic->pp = NULL;
+	return 0;
+}
+
+static const struct netdev_queue_mgmt_ops mock_nic_qops = {
+	.ndo_queue_mem_size	= sizeof(struct mock_nic_qmem),
+	.ndo_queue_mem_alloc	= mock_nic_mem_alloc,
+	.ndo_queue_mem_free	= mock_nic_mem_free,
+	.ndo_queue_start	= mock_nic_start,
+	.ndo_queue_stop		= mock_nic_qstop,
+};
+
+static void mock_nic_unregister_action(void *ndev)
+{
+	unregister_netdev(ndev);
+}
+
+/**
+ * mock_nic_register() - make the NIC a registered, running device
+ * @test: the test
+ * @nic: a NIC of mock_nic_create()
+ *
+ * The device gets the queue-management API (a new page_pool per restart,
+ * "new pool, same NAPI"), is registered and brought up; @nic->pp is its
+ * rx queue's pool while it is up.  Unregistered when the test ends.
+ *
+ * Context: Process context, the test's thread; takes rtnl_lock.
+ */
+void mock_nic_register(struct kunit *test, struct mock_nic *nic)
+{
+	struct net_device *dev = nic->ndev;
+
+	dev->netdev_ops = &mock_nic_netdev_ops;
+	dev->queue_mgmt_ops = &mock_nic_qops;
+	eth_hw_addr_random(dev);
+	KUNIT_ASSERT_EQ(test, register_netdev(dev), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							mock_nic_unregister_action,
+							dev), 0);
+	rtnl_lock();
+	KUNIT_EXPECT_EQ(test, dev_open(dev, NULL), 0);
+	rtnl_unlock();
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, nic->pp);
+}
+EXPORT_SYMBOL_IF_KUNIT(mock_nic_register);
 
 /**
  * mock_nic_create() - a mock NIC for the test
@@ -37,8 +184,9 @@ struct mock_nic *mock_nic_create(struct kunit *test, struct device *dma_dev)
 
 	nic = kunit_kzalloc(test, sizeof(*nic), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, nic);
-	nic->ndev = alloc_etherdev_mqs(0, 1, 1);
+	nic->ndev = alloc_etherdev_mqs(sizeof(nic), 1, 1);
 	KUNIT_ASSERT_NOT_NULL(test, nic->ndev);
+	*(struct mock_nic **)netdev_priv(nic->ndev) = nic;
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
 							mock_nic_free_action,
 							nic->ndev), 0);

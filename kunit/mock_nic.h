@@ -26,12 +26,23 @@ struct netgpu_ifq;
 
 /**
  * struct mock_nic - the mock NIC of a test
- * @ndev: the device, never registered; freed when the test ends
+ * @ndev: the device; freed when the test ends
  * @dma_dev: its parent, the device pools map for
+ * @pp: the rx queue's page_pool while a registered NIC is up
+ * @fail_alloc: the next queue restarts fail their mem_alloc with this
+ * @fail_start: the next queue restarts fail to start a queue whose pool
+ *	has a memory provider, with this
+ * @ignore_mp: the driver creates pools without
+ *	PP_FLAG_ALLOW_UNREADABLE_NETMEM, as a driver without memory-provider
+ *	support does
  */
 struct mock_nic {
 	struct net_device	*ndev;
 	struct device		*dma_dev;
+	struct page_pool	*pp;
+	int			fail_alloc;
+	int			fail_start;
+	bool			ignore_mp;
 };
 
 /* The header bytes mock_nic_rx_skb() puts in the linear part */
@@ -42,6 +53,7 @@ struct page_pool *mock_nic_pool(struct mock_nic *nic, struct netgpu_ifq *ifq,
 				struct device *dev, unsigned int order,
 				enum dma_data_direction dir);
 void mock_nic_pool_destroy(struct page_pool *pp);
+void mock_nic_register(struct kunit *test, struct mock_nic *nic);
 s32 mock_nic_inflight(const struct page_pool *pp);
 netmem_ref mock_nic_alloc(struct page_pool *pp);
 struct sk_buff *mock_nic_rx_skb(struct mock_nic *nic, const netmem_ref *nms,

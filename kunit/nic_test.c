@@ -12,14 +12,17 @@
  */
 
 #include <kunit/test.h>
+#include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/kfifo.h>
 #include <linux/kthread.h>
 #include <linux/mman.h>
 #include <linux/module.h>
+#include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <linux/uaccess.h>
+#include <net/netdev_rx_queue.h>
 #include <net/page_pool/helpers.h>
 #include <uapi/linux/netgpu.h>
 
@@ -605,6 +608,179 @@ static void netgpu_nic_test_concurrent(struct kunit *test)
 	nic_pool_done(test, ifq, pp);
 }
 
+/* A plain page of the NIC's current pool: the rx queue works. */
+static void nic_expect_plain_queue(struct kunit *test, struct mock_nic *nic)
+{
+	netmem_ref nm;
+
+	KUNIT_ASSERT_NOT_NULL(test, nic->pp);
+	KUNIT_EXPECT_NULL(test, nic->pp->mp_ops);
+	nm = mock_nic_alloc(nic->pp);
+	KUNIT_EXPECT_NE(test, nm, 0);
+	KUNIT_EXPECT_FALSE(test, netmem_is_net_iov(nm));
+	if (nm)
+		page_pool_put_full_netmem(nic->pp, nm, false);
+	KUNIT_EXPECT_NULL(test, __netif_get_rx_queue(nic->ndev, 0)->mp_params.mp_ops);
+}
+
+static int nic_bind(struct netgpu_ifq *ifq, struct mock_nic *nic, u32 *q,
+		    bool any)
+{
+	int err;
+
+	rtnl_lock();
+	err = netgpu_ifq_bind(ifq, nic->ndev, q, any);
+	rtnl_unlock();
+	return err;
+}
+
+static void nic_unbind(struct netgpu_ifq *ifq)
+{
+	rtnl_lock();
+	netgpu_ifq_unbind(ifq);
+	rtnl_unlock();
+}
+
+/* An interface queue that nic_bind() may bind: NEW, put at the end. */
+static struct netgpu_ifq *nic_new_ifq(struct kunit *test, struct nic_fix *f)
+{
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+
+	ifq->state = NETGPU_IFQ_NEW;
+	return ifq;
+}
+
+/*
+ * Bind through the queue-management API: the driver's new pool has
+ * netgpu as its provider, a second binder is refused, unbind restarts
+ * the queue with a pool of pages and the old pool lets the queue go.
+ */
+static void netgpu_nic_test_bind_unbind(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_new_ifq(test, f);
+	struct netgpu_ifq *ifq2 = nic_new_ifq(test, f);
+	struct page_pool *old;
+	netmem_ref nm;
+	u32 q = 0;
+
+	mock_nic_register(test, f->nic);
+	old = f->nic->pp;
+	KUNIT_ASSERT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
+	KUNIT_EXPECT_EQ(test, q, 0);
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_BOUND);
+	KUNIT_EXPECT_PTR_NE(test, f->nic->pp, old);
+	KUNIT_EXPECT_PTR_EQ(test, f->nic->pp->mp_priv, (void *)ifq);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 2);
+	nm = mock_nic_alloc(f->nic->pp);
+	KUNIT_EXPECT_TRUE(test, netgpu_ifq_owns(ifq, nm));
+
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq2, f->nic, &q, false), -EEXIST);
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq2, f->nic, &q, true), -EBUSY);
+	q = 1;
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq2, f->nic, &q, false), -EINVAL);
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, false), -EALREADY);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq2->ref), 1);
+
+	/* The buffer the "NIC" holds keeps the old pool, and the queue. */
+	nic_unbind(ifq);
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_UNBOUND);
+	nic_expect_plain_queue(test, f->nic);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 2);
+	page_pool_put_full_netmem(netmem_to_net_iov(nm)->pp, nm, false);
+	/* page_pool's release work retries every second. */
+	{
+		unsigned long timeout = jiffies + 10 * HZ;
+
+		while (refcount_read(&ifq->ref) > 1 &&
+		       time_before(jiffies, timeout))
+			msleep(20);
+	}
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
+}
+
+/*
+ * A restart that fails at any step, and a driver whose pool ignores the
+ * provider: the error comes back, the queue runs on a pool of pages as
+ * before, and the interface queue is left as it was.
+ */
+static void netgpu_nic_test_bind_fails(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_new_ifq(test, f);
+	u32 q = 0;
+
+	mock_nic_register(test, f->nic);
+
+	f->nic->fail_alloc = -EIO;
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, false), -EIO);
+	f->nic->fail_alloc = 0;
+	nic_expect_plain_queue(test, f->nic);
+
+	f->nic->fail_start = -ETIMEDOUT;
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, false), -ETIMEDOUT);
+	f->nic->fail_start = 0;
+	nic_expect_plain_queue(test, f->nic);
+
+	f->nic->ignore_mp = true;
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, false), -ENODATA);
+	f->nic->ignore_mp = false;
+	nic_expect_plain_queue(test, f->nic);
+
+	rtnl_lock();
+	dev_close(f->nic->ndev);
+	rtnl_unlock();
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, false), -ENETDOWN);
+
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_NEW);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
+}
+
+/* Every allocation of a bind failed in turn: the old queue each time. */
+static void netgpu_nic_test_bind_fail_nth(struct kunit *test)
+{
+	struct nic_fix *f;
+	struct netgpu_ifq *ifq;
+	unsigned int left;
+	int n, err, faults = 0;
+	u32 q;
+
+	netgpu_kunit_need_fail_nth(test);
+	f = nic_fix(test, 8);
+	ifq = nic_new_ifq(test, f);
+	mock_nic_register(test, f->nic);
+
+	for (n = 1; n < 64; n++) {
+		q = 0;
+		rtnl_lock();
+		netgpu_fail_nth_set(n);
+		err = netgpu_ifq_bind(ifq, f->nic->ndev, &q, false);
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
+		rtnl_unlock();
+		if (!err) {
+			if (left)
+				break;
+			/* Injected into a fallback: start over, unbound. */
+			nic_unbind(ifq);
+			ifq->state = NETGPU_IFQ_NEW;
+			continue;
+		}
+		faults++;
+		KUNIT_EXPECT_EQ(test, err, -ENOMEM);
+		nic_expect_plain_queue(test, f->nic);
+		KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_NEW);
+		KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	}
+	KUNIT_EXPECT_LT(test, n, 64);
+	KUNIT_EXPECT_GT(test, faults, 0);
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_BOUND);
+	nic_unbind(ifq);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+}
+
 /* A dma-buf region of the mock GPU, attached to @mc, at @addr. */
 static struct mock_gpu_buf *nic_gpu_region(struct kunit *test,
 					   struct nic_fix *f, u64 addr,
@@ -737,6 +913,9 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_destroy_held),
 	KUNIT_CASE(netgpu_nic_test_skb),
 	KUNIT_CASE(netgpu_nic_test_concurrent),
+	KUNIT_CASE(netgpu_nic_test_bind_unbind),
+	KUNIT_CASE(netgpu_nic_test_bind_fails),
+	KUNIT_CASE(netgpu_nic_test_bind_fail_nth),
 	KUNIT_CASE(netgpu_nic_test_dev_gone_unmaps),
 	KUNIT_CASE(netgpu_nic_test_create_fail_nth),
 	KUNIT_CASE(netgpu_nic_test_create_refused),
