@@ -146,6 +146,18 @@ static void nic_fill(struct netgpu_ifq *ifq, u64 addr)
 	smp_store_release(&ring->prod, prod + 1);
 }
 
+/* Whether an allocation got a buffer (netmem_ref is a sparse bitwise type). */
+static bool nic_some(netmem_ref nm)
+{
+	return !!nm;
+}
+
+static bool nic_alloc_into(struct page_pool *pp, netmem_ref *nm)
+{
+	*nm = mock_nic_alloc(pp);
+	return nic_some(*nm);
+}
+
 static u64 nic_addr(netmem_ref nm)
 {
 	return netgpu_niov_addr(netgpu_niov_from_netmem(nm));
@@ -184,7 +196,7 @@ static void netgpu_nic_test_alloc_release(struct kunit *test)
 
 	for (i = 0; i < 8; i++) {
 		nm[i] = mock_nic_alloc(pp);
-		KUNIT_ASSERT_NE(test, nm[i], 0);
+		KUNIT_ASSERT_TRUE(test, nic_some(nm[i]));
 		KUNIT_EXPECT_TRUE(test, netmem_is_net_iov(nm[i]));
 		KUNIT_EXPECT_TRUE(test, netgpu_ifq_owns(ifq, nm[i]));
 		KUNIT_ASSERT_EQ(test, mock_lookup(f->mc, nic_addr(nm[i]), &loc),
@@ -195,7 +207,7 @@ static void netgpu_nic_test_alloc_release(struct kunit *test)
 		KUNIT_EXPECT_FALSE(test, seen & BIT_ULL(idx));
 		seen |= BIT_ULL(idx);
 	}
-	KUNIT_EXPECT_EQ(test, mock_nic_alloc(pp), 0);
+	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
 	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 8);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 8);
 	netgpu_ifq_get_stats(ifq, &st);
@@ -206,7 +218,7 @@ static void netgpu_nic_test_alloc_release(struct kunit *test)
 	for (i = 0; i < 8; i++)
 		page_pool_put_full_netmem(pp, nm[i], false);
 	for (i = 0; i < 8; i++)
-		KUNIT_EXPECT_NE(test, nm[i] = mock_nic_alloc(pp), 0);
+		KUNIT_EXPECT_TRUE(test, nic_alloc_into(pp, &nm[i]));
 	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 8);
 	for (i = 0; i < 8; i++)
 		page_pool_put_full_netmem(pp, nm[i], false);
@@ -219,7 +231,7 @@ static void netgpu_nic_test_alloc_release(struct kunit *test)
 	/* A new pool of the queue gets the same buffers again. */
 	pp = nic_pool(test, f, ifq);
 	for (i = 0; i < 8; i++)
-		KUNIT_EXPECT_NE(test, nm[i] = mock_nic_alloc(pp), 0);
+		KUNIT_EXPECT_TRUE(test, nic_alloc_into(pp, &nm[i]));
 	for (i = 0; i < 8; i++)
 		page_pool_put_full_netmem(pp, nm[i], false);
 	nic_pool_done(test, ifq, pp);
@@ -257,23 +269,23 @@ static void netgpu_nic_test_fill_refill(struct kunit *test)
 
 	for (i = 0; i < 8; i++) {
 		nm[i] = mock_nic_alloc(pp);
-		KUNIT_ASSERT_NE(test, nm[i], 0);
+		KUNIT_ASSERT_TRUE(test, nic_some(nm[i]));
 		nic_give_user(pp, nm[i]);
 	}
-	KUNIT_EXPECT_EQ(test, mock_nic_alloc(pp), 0);
+	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
 
 	for (i = 0; i < 8; i++)
 		nic_fill(ifq, nic_addr(nm[i]));
 	for (i = 0; i < 8; i++) {
 		netmem_ref got = mock_nic_alloc(pp);
 
-		KUNIT_ASSERT_NE(test, got, 0);
+		KUNIT_ASSERT_TRUE(test, nic_some(got));
 		KUNIT_EXPECT_EQ(test,
 				atomic_read(&netgpu_niov_from_netmem(got)->uref),
 				0);
 		nm[i] = got;
 	}
-	KUNIT_EXPECT_EQ(test, mock_nic_alloc(pp), 0);
+	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
 	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 8);
 	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 8);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(ifq->fill->ring->cons),
@@ -313,7 +325,7 @@ static void netgpu_nic_test_fill_rejects(struct kunit *test)
 	/* The first refill takes one batch; the rest stays free. */
 	for (i = 0; i < PP_ALLOC_CACHE_REFILL; i++) {
 		nm[i] = mock_nic_alloc(pp);
-		KUNIT_ASSERT_NE(test, nm[i], 0);
+		KUNIT_ASSERT_TRUE(test, nic_some(nm[i]));
 	}
 	free = nic_free_niov(ifq);
 	KUNIT_ASSERT_NOT_NULL(test, free);
@@ -330,7 +342,7 @@ static void netgpu_nic_test_fill_rejects(struct kunit *test)
 
 	/* nm[0] back in the pool, then the free list's 16. */
 	got = mock_nic_alloc(pp);
-	KUNIT_EXPECT_NE(test, got, 0);
+	KUNIT_EXPECT_TRUE(test, nic_some(got));
 	KUNIT_EXPECT_PTR_EQ(test, netgpu_niov_from_netmem(nm[0])->niov.pp, pp);
 	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
 	KUNIT_EXPECT_EQ(test, ifq->cnt.twice, 1);
@@ -373,7 +385,7 @@ static void netgpu_nic_test_scrub(struct kunit *test)
 
 	for (i = 0; i < 4; i++) {
 		nm[i] = mock_nic_alloc(pp);
-		KUNIT_ASSERT_NE(test, nm[i], 0);
+		KUNIT_ASSERT_TRUE(test, nic_some(nm[i]));
 		/* Two frags of one buffer: two references. */
 		if (i == 3)
 			netgpu_niov_get_uref(netgpu_niov_from_netmem(nm[i]));
@@ -381,7 +393,7 @@ static void netgpu_nic_test_scrub(struct kunit *test)
 	}
 	/* One returned, then the scrub races nothing: it takes the rest. */
 	nic_fill(ifq, nic_addr(nm[0]));
-	KUNIT_EXPECT_EQ(test, mock_nic_alloc(pp), nm[0]);
+	KUNIT_EXPECT_TRUE(test, mock_nic_alloc(pp) == nm[0]);
 	page_pool_put_full_netmem(pp, nm[0], false);
 
 	netgpu_ifq_scrub(ifq);
@@ -393,10 +405,10 @@ static void netgpu_nic_test_scrub(struct kunit *test)
 	scrubbed = nic_addr(nm[3]);
 	/* Every buffer is the pool's again, and none twice. */
 	for (i = 0; i < 4; i++)
-		KUNIT_EXPECT_NE(test, nm[i] = mock_nic_alloc(pp), 0);
+		KUNIT_EXPECT_TRUE(test, nic_alloc_into(pp, &nm[i]));
 	/* A fill entry after the scrub is refused: user space holds none. */
 	nic_fill(ifq, scrubbed);
-	KUNIT_EXPECT_EQ(test, mock_nic_alloc(pp), 0);
+	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
 	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
 	KUNIT_EXPECT_EQ(test, ifq->cnt.in_nic, 1);
 	for (i = 0; i < 4; i++)
@@ -414,7 +426,7 @@ static void netgpu_nic_test_destroy_held(struct kunit *test)
 	netmem_ref nm;
 
 	nm = mock_nic_alloc(pp);
-	KUNIT_ASSERT_NE(test, nm, 0);
+	KUNIT_ASSERT_TRUE(test, nic_some(nm));
 	nic_give_user(pp, nm);
 	mock_nic_pool_destroy(pp);
 	/* The pool holds the queue until its last buffer is back. */
@@ -447,7 +459,7 @@ static void netgpu_nic_test_skb(struct kunit *test)
 
 	for (i = 0; i < 8; i++) {
 		nm[i] = mock_nic_alloc(pp);
-		KUNIT_ASSERT_NE(test, nm[i], 0);
+		KUNIT_ASSERT_TRUE(test, nic_some(nm[i]));
 	}
 	skb = mock_nic_rx_skb(f->nic, nm, 4, 1000);
 	KUNIT_ASSERT_NOT_NULL(test, skb);
@@ -501,8 +513,8 @@ static void netgpu_nic_test_skb(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 8);
 	/* All eight are in the pool again, none twice. */
 	for (i = 0; i < 8; i++)
-		KUNIT_EXPECT_NE(test, nm[i] = mock_nic_alloc(pp), 0);
-	KUNIT_EXPECT_EQ(test, mock_nic_alloc(pp), 0);
+		KUNIT_EXPECT_TRUE(test, nic_alloc_into(pp, &nm[i]));
+	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
 	for (i = 0; i < 8; i++)
 		page_pool_put_full_netmem(pp, nm[i], false);
 	nic_pool_done(test, ifq, pp);
@@ -596,7 +608,7 @@ static void netgpu_nic_test_concurrent(struct kunit *test)
 	while ((nm = mock_nic_alloc(pp)) && n < ARRAY_SIZE(held))
 		held[n++] = nm;
 	KUNIT_EXPECT_EQ(test, n, 32);
-	KUNIT_EXPECT_EQ(test, nm, 0);
+	KUNIT_EXPECT_FALSE(test, nic_some(nm));
 	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, sent);
 	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 32);
 	for (i = 0; i < n; i++) {
@@ -616,7 +628,7 @@ static void nic_expect_plain_queue(struct kunit *test, struct mock_nic *nic)
 	KUNIT_ASSERT_NOT_NULL(test, nic->pp);
 	KUNIT_EXPECT_NULL(test, nic->pp->mp_ops);
 	nm = mock_nic_alloc(nic->pp);
-	KUNIT_EXPECT_NE(test, nm, 0);
+	KUNIT_EXPECT_TRUE(test, nic_some(nm));
 	KUNIT_EXPECT_FALSE(test, netmem_is_net_iov(nm));
 	if (nm)
 		page_pool_put_full_netmem(nic->pp, nm, false);
@@ -818,7 +830,7 @@ static void netgpu_nic_test_dev_gone_unmaps(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ifq->nr_bufs, 2 + 4);
 	pp = nic_pool(test, f, ifq);
 	nm = mock_nic_alloc(pp);
-	KUNIT_ASSERT_NE(test, nm, 0);
+	KUNIT_ASSERT_TRUE(test, nic_some(nm));
 
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(f->mc, gr), 0);
 	netgpu_mem_flush();
