@@ -456,7 +456,7 @@ static void netgpu_ctx_test_bind_queue(struct kunit *test)
 	u32 qid = 0;
 
 	ctx = ctx_new(test);
-	KUNIT_EXPECT_EQ(test, netgpu_ctx_bind_queue(ctx, &qid, false, &geom),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_bind_queue(ctx, &qid, false, &geom)),
 			-ENODEV);
 	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_socket(ctx, 0, &geom),
 			-ENODEV);
@@ -464,13 +464,13 @@ static void netgpu_ctx_test_bind_queue(struct kunit *test)
 						    ctx_dev(test)->ifindex),
 			0);
 	qid = ctx_dev(test)->real_num_rx_queues;
-	KUNIT_EXPECT_EQ(test, netgpu_ctx_bind_queue(ctx, &qid, false, &geom),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_bind_queue(ctx, &qid, false, &geom)),
 			-EINVAL);
 	/* No device can bind yet: the NIC interface unit is to come. */
 	qid = 0;
-	KUNIT_EXPECT_EQ(test, netgpu_ctx_bind_queue(ctx, &qid, false, &geom),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_bind_queue(ctx, &qid, false, &geom)),
 			-EOPNOTSUPP);
-	KUNIT_EXPECT_EQ(test, netgpu_ctx_bind_queue(ctx, &qid, true, &geom),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_bind_queue(ctx, &qid, true, &geom)),
 			-EOPNOTSUPP);
 	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_socket(ctx, 0, &geom),
 			-EOPNOTSUPP);
@@ -493,7 +493,7 @@ static void ctx_expect_dead(struct kunit *test, struct netgpu_ctx *ctx,
 						       id), -ENODEV);
 	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, ctx_mem(test),
 						       id), -ENODEV);
-	KUNIT_EXPECT_EQ(test, netgpu_ctx_bind_queue(ctx, &qid, true, &geom),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_bind_queue(ctx, &qid, true, &geom)),
 			-ENODEV);
 	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_socket(ctx, 0, &geom),
 			-ENODEV);

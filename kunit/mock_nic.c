@@ -197,6 +197,22 @@ struct mock_nic *mock_nic_create(struct kunit *test, struct device *dma_dev)
 EXPORT_SYMBOL_IF_KUNIT(mock_nic_create);
 
 /**
+ * mock_nic_leak() - never free the NIC's device
+ * @test: the test
+ * @nic: the NIC, unregistered
+ *
+ * For a case whose pool did not go away: the pool is still on the
+ * device's list, freeing the device would corrupt it.
+ *
+ * Context: Process context, the test's thread.
+ */
+void mock_nic_leak(struct kunit *test, struct mock_nic *nic)
+{
+	kunit_remove_action(test, mock_nic_free_action, nic->ndev);
+}
+EXPORT_SYMBOL_IF_KUNIT(mock_nic_leak);
+
+/**
  * mock_nic_pool() - a page_pool on the NIC's rx queue 0
  * @nic: the NIC
  * @ifq: the provider: the queue's parameters name it while the pool is

@@ -126,6 +126,24 @@ static void nic_pool_done(struct kunit *test, struct netgpu_ifq *ifq,
 	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
 }
 
+/*
+ * The last pool of @ifq was destroyed with buffers out; they are back:
+ * page_pool's release work (retried every second) lets the queue go.  A
+ * pool that never does is still on the mock NIC's list of pools: fail,
+ * and leak the device rather than free it under the pool.
+ */
+static void nic_wait_pool_gone(struct kunit *test, struct nic_fix *f,
+			       struct netgpu_ifq *ifq)
+{
+	unsigned long timeout = jiffies + 10 * HZ;
+
+	while (refcount_read(&ifq->ref) > 1 && time_before(jiffies, timeout))
+		msleep(20);
+	if (refcount_read(&ifq->ref) > 1)
+		mock_nic_leak(test, f->nic);
+	KUNIT_ASSERT_EQ(test, refcount_read(&ifq->ref), 1);
+}
+
 /* User space receives @nm: a user reference; the driver's goes. */
 static void nic_give_user(struct page_pool *pp, netmem_ref nm)
 {
@@ -422,7 +440,6 @@ static void netgpu_nic_test_destroy_held(struct kunit *test)
 	struct nic_fix *f = nic_fix(test, 2);
 	struct netgpu_ifq *ifq = nic_ifq(test, f);
 	struct page_pool *pp = nic_pool(test, f, ifq);
-	unsigned long timeout;
 	netmem_ref nm;
 
 	nm = mock_nic_alloc(pp);
@@ -434,11 +451,7 @@ static void netgpu_nic_test_destroy_held(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 1);
 
 	netgpu_ifq_scrub(ifq);
-	/* page_pool's release work retries every second. */
-	timeout = jiffies + 10 * HZ;
-	while (refcount_read(&ifq->ref) > 1 && time_before(jiffies, timeout))
-		msleep(20);
-	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	nic_wait_pool_gone(test, f, ifq);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
 }
 
@@ -526,12 +539,14 @@ static void netgpu_nic_test_skb(struct kunit *test)
  * @done: the NAPI side delivered its last skb
  * @ifq: the queue
  * @returned: buffers given back on the fill ring
+ * @task: the user's kthread
  */
 struct nic_user {
 	DECLARE_KFIFO(fifo, struct sk_buff *, 64);
 	bool			done;
 	struct netgpu_ifq	*ifq;
 	unsigned long		returned;
+	struct task_struct	*task;
 };
 
 /* User space and the stack on another CPU: free the skb, give back. */
@@ -554,6 +569,14 @@ static int nic_user_fn(void *arg)
 	while (!kthread_should_stop())
 		schedule_timeout_interruptible(1);
 	return 0;
+}
+
+static void nic_user_stop(void *arg)
+{
+	struct nic_user *u = arg;
+
+	WRITE_ONCE(u->done, true);
+	kthread_stop(u->task);
 }
 
 /*
@@ -582,8 +605,12 @@ static void netgpu_nic_test_concurrent(struct kunit *test)
 	u->ifq = ifq;
 	t = kthread_create(nic_user_fn, u, "netgpu-nic-user");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	u->task = t;
 	kthread_bind(t, cpumask_last(cpu_online_mask));
 	wake_up_process(t);
+	/* Stopped however the case ends: it uses u and the queue. */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, nic_user_stop,
+							u), 0);
 
 	timeout = jiffies + 60 * HZ;
 	while (sent < rounds && time_before(jiffies, timeout)) {
@@ -599,8 +626,7 @@ static void netgpu_nic_test_concurrent(struct kunit *test)
 			cond_resched();
 		sent++;
 	}
-	WRITE_ONCE(u->done, true);
-	kthread_stop(t);
+	kunit_release_action(test, nic_user_stop, u);
 	KUNIT_EXPECT_EQ(test, sent, rounds);
 	KUNIT_EXPECT_EQ(test, u->returned, sent);
 
@@ -700,15 +726,7 @@ static void netgpu_nic_test_bind_unbind(struct kunit *test)
 	nic_expect_plain_queue(test, f->nic);
 	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 2);
 	page_pool_put_full_netmem(netmem_to_net_iov(nm)->pp, nm, false);
-	/* page_pool's release work retries every second. */
-	{
-		unsigned long timeout = jiffies + 10 * HZ;
-
-		while (refcount_read(&ifq->ref) > 1 &&
-		       time_before(jiffies, timeout))
-			msleep(20);
-	}
-	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	nic_wait_pool_gone(test, f, ifq);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
 }
 
@@ -761,10 +779,10 @@ static void netgpu_nic_test_bind_fail_nth(struct kunit *test)
 
 	netgpu_kunit_need_fail_nth(test);
 	f = nic_fix(test, 8);
-	ifq = nic_new_ifq(test, f);
 	mock_nic_register(test, f->nic);
 
 	for (n = 1; n < 64; n++) {
+		ifq = nic_new_ifq(test, f);
 		q = 0;
 		rtnl_lock();
 		netgpu_fail_nth_set(n);
@@ -772,30 +790,32 @@ static void netgpu_nic_test_bind_fail_nth(struct kunit *test)
 		left = netgpu_fail_nth_left();
 		netgpu_fail_nth_set(0);
 		rtnl_unlock();
-		if (!err) {
-			if (left)
-				break;
-			/* Injected into a fallback: start over, unbound. */
+		if (err) {
+			faults++;
+			KUNIT_EXPECT_EQ(test, err, -ENOMEM);
+			nic_expect_plain_queue(test, f->nic);
+			KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_NEW);
+			KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+		} else {
+			KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_BOUND);
 			nic_unbind(ifq);
-			ifq->state = NETGPU_IFQ_NEW;
-			continue;
+			nic_expect_plain_queue(test, f->nic);
+			KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
 		}
-		faults++;
-		KUNIT_EXPECT_EQ(test, err, -ENOMEM);
-		nic_expect_plain_queue(test, f->nic);
-		KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_NEW);
-		KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+		/* The region is free for the next queue. */
+		kunit_release_action(test, nic_ifq_put_action, ifq);
+		/* Bound without reaching the n-th allocation: all swept. */
+		if (!err && left)
+			break;
 	}
 	KUNIT_EXPECT_LT(test, n, 64);
 	KUNIT_EXPECT_GT(test, faults, 0);
-	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_BOUND);
-	nic_unbind(ifq);
-	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
 }
 
-/* A dma-buf region of the mock GPU, attached to @mc, at @addr. */
+/* A dma-buf region of the mock GPU at @addr, attached to @mc. */
 static struct mock_gpu_buf *nic_gpu_region(struct kunit *test,
-					   struct nic_fix *f, u64 addr,
+					   struct nic_fix *f,
+					   struct netgpu_memctx *mc, u64 addr,
 					   struct netgpu_region **r)
 {
 	static const unsigned int orders[] = { 0, 1, 0 };
@@ -806,7 +826,7 @@ static struct mock_gpu_buf *nic_gpu_region(struct kunit *test,
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
 	id = netgpu_dmabuf_add_region(f->mem, buf->dmabuf, addr);
 	*r = mock_region_get(test, f->mem, id);
-	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(f->mc, *r), 0);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, *r), 0);
 	return buf;
 }
 
@@ -824,7 +844,7 @@ static void netgpu_nic_test_dev_gone_unmaps(struct kunit *test)
 	struct page_pool *pp;
 	netmem_ref nm;
 
-	buf = nic_gpu_region(test, f, 1ULL << 40, &gr);
+	buf = nic_gpu_region(test, f, f->mc, 1ULL << 40, &gr);
 	ifq = nic_ifq(test, f);
 	KUNIT_EXPECT_EQ(test, ifq->nr_areas, 2);
 	KUNIT_EXPECT_EQ(test, ifq->nr_bufs, 2 + 4);
@@ -850,6 +870,123 @@ static void netgpu_nic_test_dev_gone_unmaps(struct kunit *test)
 	nic_pool_done(test, ifq, pp);
 }
 
+/*
+ * A region is one interface queue's: another queue over it, of the same
+ * context or another one, is refused and takes nothing; it is free again
+ * once the first queue is gone.
+ */
+static void netgpu_nic_test_region_exclusive(struct kunit *test)
+{
+	struct netgpu_queue_geom g = { .entries = 64, .entry_size = 8 };
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct netgpu_memctx *mc2 = mock_memctx(test, f->dma);
+	struct netgpu_region *gr;
+	unsigned int ref, gref;
+
+	/* mc2: a region of its own first, then the first queue's. */
+	nic_gpu_region(test, f, mc2, 1ULL << 40, &gr);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc2, f->r), 0);
+	ref = refcount_read(&f->r->ref);
+	gref = refcount_read(&gr->ref);
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ifq_create(mc2, &g)), -EBUSY);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ifq_create(f->mc, &g)), -EBUSY);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->r->ref), ref);
+	KUNIT_EXPECT_EQ(test, refcount_read(&gr->ref), gref);
+	KUNIT_EXPECT_EQ(test, atomic_read(&gr->holder), 0);
+
+	kunit_release_action(test, nic_ifq_put_action, ifq);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->r->holder), 0);
+	ifq = netgpu_ifq_create(mc2, &g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ifq);
+	KUNIT_EXPECT_EQ(test, ifq->nr_bufs, 4 + 4);
+	netgpu_ifq_put(ifq);
+}
+
+/*
+ * The device going while bound (what NETDEV_UNREGISTER does through the
+ * context): the rx queue's parameters cleared, the device's reference
+ * dropped and a map only the queue kept unmapped at once, with a buffer
+ * still out; the device's pool lets the queue go when it goes.
+ */
+static void netgpu_nic_test_bound_dev_gone(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_region *gr;
+	struct mock_gpu_buf *buf;
+	struct netgpu_ifq *ifq;
+	netmem_ref nm;
+	int refs;
+	u32 q = 0;
+
+	buf = nic_gpu_region(test, f, f->mc, 1ULL << 40, &gr);
+	ifq = nic_new_ifq(test, f);
+	mock_nic_register(test, f->nic);
+	refs = netdev_refcnt_read(f->nic->ndev);
+	KUNIT_ASSERT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
+	KUNIT_EXPECT_EQ(test, netdev_refcnt_read(f->nic->ndev), refs + 1);
+	nm = mock_nic_alloc(f->nic->pp);
+	KUNIT_ASSERT_TRUE(test, nic_some(nm));
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(f->mc, gr), 0);
+	netgpu_mem_flush();
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 1);
+
+	rtnl_lock();
+	netgpu_ifq_dev_gone(ifq);
+	rtnl_unlock();
+	netgpu_mem_flush();
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_DEAD);
+	KUNIT_EXPECT_NULL(test, ifq->netdev);
+	KUNIT_EXPECT_EQ(test, netdev_refcnt_read(f->nic->ndev), refs);
+	KUNIT_EXPECT_NULL(test,
+			  __netif_get_rx_queue(f->nic->ndev, 0)->mp_params.mp_ops);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 0);
+
+	page_pool_put_full_netmem(f->nic->pp, nm, false);
+	rtnl_lock();
+	dev_close(f->nic->ndev);
+	rtnl_unlock();
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
+}
+
+/*
+ * Unbind of a device that is down: nothing to restart (its pools are
+ * gone), the parameters cleared, the maps let go; it comes up without
+ * netgpu.
+ */
+static void netgpu_nic_test_unbind_down(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_region *gr;
+	struct mock_gpu_buf *buf;
+	struct netgpu_ifq *ifq;
+	u32 q = 0;
+
+	buf = nic_gpu_region(test, f, f->mc, 1ULL << 40, &gr);
+	ifq = nic_new_ifq(test, f);
+	mock_nic_register(test, f->nic);
+	KUNIT_ASSERT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(f->mc, gr), 0);
+
+	rtnl_lock();
+	dev_close(f->nic->ndev);
+	rtnl_unlock();
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	/* Still bound: up again, the device's new pool is netgpu's. */
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_BOUND);
+
+	nic_unbind(ifq);
+	netgpu_mem_flush();
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_UNBOUND);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 0);
+	rtnl_lock();
+	KUNIT_EXPECT_EQ(test, dev_open(f->nic->ndev, NULL), 0);
+	rtnl_unlock();
+	nic_expect_plain_queue(test, f->nic);
+}
+
 /* Every allocation of netgpu_ifq_create() failed in turn: no leak. */
 static void netgpu_nic_test_create_fail_nth(struct kunit *test)
 {
@@ -861,7 +998,7 @@ static void netgpu_nic_test_create_fail_nth(struct kunit *test)
 
 	netgpu_kunit_need_fail_nth(test);
 	f = nic_fix(test, 4);
-	nic_gpu_region(test, f, 1ULL << 40, &gr);
+	nic_gpu_region(test, f, f->mc, 1ULL << 40, &gr);
 	ref = refcount_read(&f->r->ref);
 	gref = refcount_read(&gr->ref);
 
@@ -928,6 +1065,9 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_bind_unbind),
 	KUNIT_CASE(netgpu_nic_test_bind_fails),
 	KUNIT_CASE(netgpu_nic_test_bind_fail_nth),
+	KUNIT_CASE(netgpu_nic_test_region_exclusive),
+	KUNIT_CASE(netgpu_nic_test_bound_dev_gone),
+	KUNIT_CASE(netgpu_nic_test_unbind_down),
 	KUNIT_CASE(netgpu_nic_test_dev_gone_unmaps),
 	KUNIT_CASE(netgpu_nic_test_create_fail_nth),
 	KUNIT_CASE(netgpu_nic_test_create_refused),

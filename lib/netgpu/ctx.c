@@ -407,52 +407,41 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_detach_region);
  * the queue and takes back the buffers user space held.
  *
  * Context: Process context, may sleep.  Takes rtnl_lock, then @ctx->lock.
- * Return: a new file descriptor (O_CLOEXEC); -ENODEV if no device is
- * attached; -EINVAL if @queue_id is not an rx queue of the device, for a
- * bad geometry or with no region attached; -EOPNOTSUPP if the device has
- * no queue-management API (or the kernel no NIC interface); -ENETDOWN if
- * it is down; -EEXIST, -EBUSY, -EPERM, -ENOMEM, -EMFILE, -EINTR, or the
- * driver's error from the queue restart (netgpu_ifq_bind()).  On error
- * nothing is left behind and the rx queue runs as before.
+ * Return: the queue's file (O_RDWR; the caller installs it in a file
+ * descriptor, or fput()s it, which unbinds); ERR_PTR(-ENODEV) if no
+ * device is attached; -EINVAL if @queue_id is not an rx queue of the
+ * device, for a bad geometry or with no region attached; -EOPNOTSUPP if
+ * the device has no queue-management API (or the kernel no NIC
+ * interface); -ENETDOWN if it is down; -EBUSY if a region is another
+ * queue's, or (netgpu_ifq_bind()) the rx queue has an AF_XDP pool or no
+ * queue is free; -EEXIST, -EPERM, -ENOMEM, -EINTR, or the driver's error
+ * from the queue restart.  On error nothing is left behind and the rx
+ * queue runs as before.
  */
-int netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id, bool any,
-			  struct netgpu_queue_geom *fill)
+struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
+				   bool any, struct netgpu_queue_geom *fill)
 {
 	struct file *file;
-	int fd, err;
+	int err;
 
-	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd < 0)
-		return fd;
-	if (rtnl_lock_killable()) {
-		err = -EINTR;
-		goto err_put_fd;
-	}
+	if (rtnl_lock_killable())
+		return ERR_PTR(-EINTR);
 	mutex_lock(&ctx->lock);
 	err = netgpu_ctx_check_attached(ctx);
-	if (err)
-		goto err_unlock;
+	if (err) {
+		file = ERR_PTR(err);
+		goto out_unlock;
+	}
 	/* Racy against a change of the count: the NIC unit rechecks. */
 	if (!any && *queue_id >= READ_ONCE(ctx->netdev->real_num_rx_queues)) {
-		err = -EINVAL;
-		goto err_unlock;
+		file = ERR_PTR(-EINVAL);
+		goto out_unlock;
 	}
 	file = netgpu_ctx_bind_ifq(ctx, queue_id, any, fill);
-	if (IS_ERR(file)) {
-		err = PTR_ERR(file);
-		goto err_unlock;
-	}
+out_unlock:
 	mutex_unlock(&ctx->lock);
 	rtnl_unlock();
-	fd_install(fd, file);
-	return fd;
-
-err_unlock:
-	mutex_unlock(&ctx->lock);
-	rtnl_unlock();
-err_put_fd:
-	put_unused_fd(fd);
-	return err;
+	return file;
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_bind_queue);
 

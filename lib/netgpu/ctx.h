@@ -109,8 +109,8 @@ int netgpu_ctx_attach_region(struct netgpu_ctx *ctx, struct netgpu_mem *mem,
 			     u32 id);
 int netgpu_ctx_detach_region(struct netgpu_ctx *ctx, struct netgpu_mem *mem,
 			     u32 id);
-int netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id, bool any,
-			  struct netgpu_queue_geom *fill);
+struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
+				   bool any, struct netgpu_queue_geom *fill);
 int netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
 			     struct netgpu_queue_geom *rx);
 void netgpu_ctx_get_stats(struct netgpu_ctx *ctx, struct netgpu_stats *stats);

@@ -277,6 +277,7 @@ static long netgpu_bind_queue_user(struct netgpu_ctx *ctx, unsigned int cmd,
 				   void __user *uarg)
 {
 	struct netgpu_bind_queue arg;
+	struct file *file;
 	int err, fd;
 	bool any;
 
@@ -292,15 +293,27 @@ static long netgpu_bind_queue_user(struct netgpu_ctx *ctx, unsigned int cmd,
 	if (arg.fill.mmap_offset || arg.fill.mmap_size)
 		return -EINVAL;
 
-	fd = netgpu_ctx_bind_queue(ctx, &arg.queue_id, any, &arg.fill);
-	if (fd < 0)
-		return fd;
-	err = netgpu_put_arg(uarg, cmd, &arg, sizeof(arg));
-	if (err) {
-		/* The queue stays bound until the process closes the fd. */
-		return err;
+	file = netgpu_ctx_bind_queue(ctx, &arg.queue_id, any, &arg.fill);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		err = fd;
+		goto err_fput;
 	}
+	/* No fd the caller could not learn: install only once it can. */
+	err = netgpu_put_arg(uarg, cmd, &arg, sizeof(arg));
+	if (err)
+		goto err_put_fd;
+	fd_install(fd, file);
 	return fd;
+
+err_put_fd:
+	put_unused_fd(fd);
+err_fput:
+	/* The queue's release unbinds it. */
+	fput(file);
+	return err;
 }
 
 static long netgpu_attach_socket_user(struct netgpu_ctx *ctx,

@@ -1052,16 +1052,19 @@ EXPORT_SYMBOL_GPL(netgpu_memctx_lookup);
  * @mc: the context
  * @holds: where to store a new array of the holds (kvfree() it)
  *
- * For users that hand the regions' buffers to the device for longer than
- * an RCU read section (an interface queue): each region is held, and its
- * map with an in-flight count, so that neither a detach nor a revocation
- * unmaps it until netgpu_mem_hold_put().  A region revoked or detached
- * meanwhile stops being found by lookups; what the holder does with its
- * buffers is its business.
+ * For the one user that hands the regions' buffers to a device for
+ * longer than an RCU read section (an interface queue): each region is
+ * held, and its map with an in-flight count, so that neither a detach
+ * nor a revocation unmaps it until netgpu_mem_hold_unmap() or
+ * netgpu_mem_hold_put().  A region is held by one holder at a time: a
+ * second would hand the same memory to another queue.  A region revoked
+ * or detached meanwhile stops being found by lookups; what the holder
+ * does with its buffers is its business.
  *
  * Context: Process context, may sleep.  Takes @mc->lock.
  * Return: the number of holds stored (0 with none attached: *@holds is
- * then NULL), or -ENOMEM.
+ * then NULL), -EBUSY if another holder holds one of the regions, or
+ * -ENOMEM.
  */
 int netgpu_memctx_hold(struct netgpu_memctx *mc,
 		       struct netgpu_mem_hold **holds)
@@ -1083,6 +1086,13 @@ int netgpu_memctx_hold(struct netgpu_memctx *mc,
 	}
 	/* Attached: the region's reference and the map's bias are held. */
 	list_for_each_entry(att, &mc->atts, mc_node) {
+		if (atomic_cmpxchg(&att->r->holder, 0, 1)) {
+			while (i--)
+				netgpu_mem_hold_put(&h[i]);
+			kvfree(h);
+			n = -EBUSY;
+			goto out_unlock;
+		}
 		refcount_inc(&att->r->ref);
 		netgpu_dmamap_inflight_add(att->map, 1);
 		h[i].r = att->r;
@@ -1099,17 +1109,38 @@ out_unlock:
 EXPORT_SYMBOL_GPL(netgpu_memctx_hold);
 
 /**
- * netgpu_mem_hold_put() - drop what netgpu_memctx_hold() took
- * @h: one hold
+ * netgpu_mem_hold_unmap() - let go of a held map, keep the region
+ * @h: a hold
  *
- * The map is unmapped here (from a work item) if it was retired and this
- * was its last buffer in flight.
+ * For a holder whose device can no longer write the buffers (the device
+ * went, or its queue was restarted without them): the map is unmapped
+ * here (from a work item) if it was retired and this was its last buffer
+ * in flight.  Does nothing the second time.
  *
  * Context: Any context.
  */
+void netgpu_mem_hold_unmap(struct netgpu_mem_hold *h)
+{
+	if (!h->map)
+		return;
+	netgpu_dmamap_inflight_sub(h->map, 1);
+	h->map = NULL;
+}
+EXPORT_SYMBOL_GPL(netgpu_mem_hold_unmap);
+
+/**
+ * netgpu_mem_hold_put() - drop what netgpu_memctx_hold() took
+ * @h: one hold
+ *
+ * Unmaps as netgpu_mem_hold_unmap() unless that ran, and lets the region
+ * be held again.
+ *
+ * Context: Any context (the region's release is deferred where it must).
+ */
 void netgpu_mem_hold_put(struct netgpu_mem_hold *h)
 {
-	netgpu_dmamap_inflight_sub(h->map, 1);
+	netgpu_mem_hold_unmap(h);
+	atomic_set(&h->r->holder, 0);
 	netgpu_region_put(h->r);
 }
 EXPORT_SYMBOL_GPL(netgpu_mem_hold_put);

@@ -144,7 +144,8 @@ struct netgpu_mem_loc {
  * struct netgpu_mem_hold - a region attached to a context, held
  * @r: the region (a reference is held)
  * @map: its DMA map for the context's device (an in-flight count is
- *	held: the map is not unmapped before netgpu_mem_hold_put())
+ *	held: the map is not unmapped before netgpu_mem_hold_unmap() or
+ *	netgpu_mem_hold_put()); NULL once let go
  * @start: the region's first address
  * @nr_pages: the region's length in pages
  */
@@ -190,6 +191,7 @@ int netgpu_memctx_lookup(struct netgpu_memctx *mc, u64 addr,
 			 struct netgpu_mem_loc *loc);
 int netgpu_memctx_hold(struct netgpu_memctx *mc,
 		       struct netgpu_mem_hold **holds);
+void netgpu_mem_hold_unmap(struct netgpu_mem_hold *h);
 void netgpu_mem_hold_put(struct netgpu_mem_hold *h);
 
 int netgpu_dmabuf_add_region(struct netgpu_mem *mem, struct dma_buf *dmabuf,

@@ -103,6 +103,9 @@ struct netgpu_mem {
  * @dead: revoked and detached; no new attachments
  * @revoked: set from any context when the owner revokes the memory;
  *	lookups fail from then on
+ * @holder: an interface queue holds the region's buffers
+ *	(netgpu_memctx_hold()); at most one may, or two NIC queues would
+ *	write the same memory
  * @revoke_work: deferred netgpu_region_revoke()
  * @free_work: deferred release, for a last reference dropped in interrupt
  *	context
@@ -121,6 +124,7 @@ struct netgpu_region {
 	struct list_head	atts;
 	bool			dead;
 	bool			revoked;
+	atomic_t		holder;
 	struct work_struct	revoke_work;
 	struct work_struct	free_work;
 };

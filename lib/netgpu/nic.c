@@ -44,7 +44,7 @@ static const struct memory_provider_ops netgpu_mp_ops;
  */
 u64 netgpu_niov_addr(const struct netgpu_niov *n)
 {
-	return n->area->start + ((u64)n->buf.index << PAGE_SHIFT);
+	return n->area->h.start + ((u64)n->buf.index << PAGE_SHIFT);
 }
 EXPORT_SYMBOL_GPL(netgpu_niov_addr);
 
@@ -109,7 +109,7 @@ static void netgpu_niov_sync_for_device(struct netgpu_niov *n)
 {
 	struct netgpu_ifq_area *a = n->area;
 
-	netgpu_dmamap_sync_for_device(a->map, (u64)n->buf.index << PAGE_SHIFT,
+	netgpu_dmamap_sync_for_device(a->h.map, (u64)n->buf.index << PAGE_SHIFT,
 				      PAGE_SIZE);
 }
 
@@ -129,9 +129,9 @@ static struct netgpu_niov *netgpu_ifq_find(struct netgpu_ifq *ifq, u64 addr,
 		u64 off;
 		u32 idx;
 
-		if (addr < a->start)
+		if (addr < a->h.start)
 			continue;
-		off = addr - a->start;
+		off = addr - a->h.start;
 		if (off >= (u64)a->nr << PAGE_SHIFT)
 			continue;
 		if (offset_in_page(off)) {
@@ -195,23 +195,31 @@ static void netgpu_ifq_fill_one(struct netgpu_ifq *ifq, struct page_pool *pp,
 	pp->alloc.cache[pp->alloc.count++] = nm;
 }
 
+/*
+ * At most one ring's worth of entries per call, refused ones included:
+ * user space rewriting the producer index over junk must not keep the
+ * NAPI context here.
+ */
 static void netgpu_ifq_refill_fill(struct netgpu_ifq *ifq,
 				   struct page_pool *pp)
 {
+	u32 budget = netgpu_queue_nentries(ifq->fill);
 	u64 addrs[16];
 	u32 got, i;
 
 	lockdep_assert_held(&ifq->fill_lock);
 
-	while (pp->alloc.count < PP_ALLOC_CACHE_REFILL) {
-		got = min_t(u32, ARRAY_SIZE(addrs),
+	while (budget && pp->alloc.count < PP_ALLOC_CACHE_REFILL) {
+		got = min_t(u32, budget,
 			    PP_ALLOC_CACHE_REFILL - pp->alloc.count);
+		got = min_t(u32, got, ARRAY_SIZE(addrs));
 		got = netgpu_queue_cons_peek_addr_batch(ifq->fill, addrs, got);
 		if (!got)
 			break;
 		for (i = 0; i < got; i++)
 			netgpu_ifq_fill_one(ifq, pp, addrs[i]);
 		netgpu_queue_cons_release(ifq->fill, got);
+		budget -= got;
 		/* poll() reports room in the fill ring. */
 		if (wq_has_sleeper(&ifq->wait))
 			wake_up(&ifq->wait);
@@ -334,15 +342,13 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_set_mp_params);
 
 /* ===== Interface queues ===== */
 
+/* The device can no longer write the buffers: let the maps go. */
 static void netgpu_ifq_unmap(struct netgpu_ifq *ifq)
 {
 	u32 i;
 
-	if (!ifq->mapped)
-		return;
 	for (i = 0; i < ifq->nr_areas; i++)
-		netgpu_dmamap_inflight_sub(ifq->areas[i].map, 1);
-	ifq->mapped = false;
+		netgpu_mem_hold_unmap(&ifq->areas[i].h);
 }
 
 /* Buffers left on the free list at the end: nothing to do. */
@@ -357,10 +363,9 @@ static void netgpu_ifq_free(struct netgpu_ifq *ifq)
 	/* Every buffer is on the free list: no pool holds the queue. */
 	WARN_ON_ONCE(atomic_read(&ifq->in_pool));
 	netgpu_cache_destroy(ifq->free, netgpu_ifq_free_buf, NULL);
-	netgpu_ifq_unmap(ifq);
 	for (i = 0; i < ifq->nr_areas; i++) {
 		kvfree(ifq->areas[i].niovs);
-		netgpu_region_put(ifq->areas[i].r);
+		netgpu_mem_hold_put(&ifq->areas[i].h);
 	}
 	kfree(ifq->areas);
 	netgpu_queue_destroy(ifq->fill);
@@ -406,7 +411,7 @@ static int netgpu_ifq_area_init(struct netgpu_ifq_area *a,
 	for (i = 0; i < a->nr; i++) {
 		struct netgpu_niov *n = &a->niovs[i];
 
-		err = netgpu_dmamap_dma(a->map, (u64)i << PAGE_SHIFT, &dma,
+		err = netgpu_dmamap_dma(a->h.map, (u64)i << PAGE_SHIFT, &dma,
 					&dma_len);
 		if (err)
 			return err;
@@ -414,7 +419,7 @@ static int netgpu_ifq_area_init(struct netgpu_ifq_area *a,
 		if (dma_len < PAGE_SIZE)
 			return -EINVAL;
 		n->niov.dma_addr = dma;
-		n->buf.region = a->r;
+		n->buf.region = a->h.r;
 		n->buf.index = i;
 		n->area = a;
 		cond_resched();
@@ -474,8 +479,9 @@ static int netgpu_ifq_init_bufs(struct netgpu_ifq *ifq,
  * Context: Process context, may sleep.
  * Return: the queue with one reference (the owner's); ERR_PTR(-EINVAL)
  * for a bad geometry, with no region attached or with a buffer that is
- * not DMA-contiguous; -E2BIG for more buffers than a queue takes;
- * -ENOMEM.
+ * not DMA-contiguous; -EBUSY if a region is another queue's (each buffer
+ * is handed to one NIC queue at most); -E2BIG for more buffers than a
+ * queue takes; -ENOMEM.
  */
 struct netgpu_ifq *netgpu_ifq_create(struct netgpu_memctx *mc,
 				     struct netgpu_queue_geom *fill)
@@ -514,12 +520,9 @@ struct netgpu_ifq *netgpu_ifq_create(struct netgpu_memctx *mc,
 	}
 	/* The holds are the areas' now: netgpu_ifq_free() drops them. */
 	ifq->nr_areas = n;
-	ifq->mapped = true;
 	for (i = 0; i < n; i++) {
 		ifq->areas[i].ifq = ifq;
-		ifq->areas[i].r = holds[i].r;
-		ifq->areas[i].map = holds[i].map;
-		ifq->areas[i].start = holds[i].start;
+		ifq->areas[i].h = holds[i];
 	}
 
 	err = netgpu_ifq_init_bufs(ifq, holds, fill);
@@ -686,30 +689,45 @@ static void netgpu_ifq_drop_dev(struct netgpu_ifq *ifq,
  * @ifq: the queue
  *
  * Nothing to do unless @ifq is bound.  The rx queue restarts with a pool
- * of ordinary pages; the old pool lets go of the buffers the NIC held,
- * and of the others as the stack and user space give them back (it holds
- * @ifq until then).  A restart that fails (the device went down, no
- * memory) leaves the old pool with the queue until the driver replaces
- * it; it gets no more buffers from @ifq either way.
+ * of ordinary pages (unless the device is down: its pools are gone); the
+ * old pool lets go of the buffers the NIC held, and of the others as the
+ * stack and user space give them back (it holds @ifq until then).  The
+ * regions are unmapped for the device at once: the memory of buffers
+ * still in the stack stays, its DMA mapping does not.  A restart that
+ * fails (no memory) leaves the old pool with the queue, and the maps,
+ * until the driver replaces it; it gets no more buffers from @ifq either
+ * way.
  *
  * Context: Process context, under rtnl_lock.
  */
 void netgpu_ifq_unbind(struct netgpu_ifq *ifq)
 {
-	int err;
+	int err = 0;
 
 	ASSERT_RTNL();
 	if (ifq->state != NETGPU_IFQ_BOUND)
 		return;
 	/* No more handouts, from the old pool or anything in between. */
 	netgpu_ifq_set_state(ifq, NETGPU_IFQ_UNBOUND);
-	if (netgpu_ifq_clear_rxq(ifq)) {
+	/*
+	 * A device that is down has no pool: clearing the parameters is
+	 * enough (6.12's restart does not check, drivers answer anything).
+	 */
+	if (netgpu_ifq_clear_rxq(ifq) && netif_running(ifq->netdev)) {
 		err = netdev_rx_queue_restart(ifq->netdev, ifq->rxq);
 		if (err && err != -ENETDOWN)
 			netdev_warn(ifq->netdev,
 				    "netgpu: rx queue %u not restarted: %d\n",
 				    ifq->rxq, err);
 	}
+	/*
+	 * Restarted, or down: no queue of the device holds a buffer to
+	 * write, so the maps go now, not when a pool that the stack keeps
+	 * alive finally lets the queue go (by then the device may be gone).
+	 * A failed restart leaves the old pool with the NIC: keep them.
+	 */
+	if (!err || err == -ENETDOWN)
+		netgpu_ifq_unmap(ifq);
 	netgpu_ifq_drop_dev(ifq, NETGPU_IFQ_UNBOUND);
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_unbind);

@@ -16,6 +16,7 @@
 #include <net/netmem.h>
 
 #include "buf.h"
+#include "mem.h"
 
 /**
  * DOC: netgpu NIC interface
@@ -58,6 +59,11 @@
  * freed, or until the device goes (netgpu_ifq_dev_gone()), whichever is
  * first: a device that is gone writes nothing, so its maps are unmapped
  * then, not when the last buffer comes back.
+ *
+ * Only a bound queue reads its fill ring: once it is unbound, or its
+ * device went, buffers user space gives back stay in the ring, and the
+ * pools that hold them stay in flight, until the queue's file is closed,
+ * whose scrub takes every user reference back.
  *
  * **Locks.**  rtnl_lock serializes bind, unbind and the device going.
  * &netgpu_ifq.fill_lock (a BH spinlock) serializes the fill ring's
@@ -104,18 +110,15 @@ struct netgpu_niov {
 /**
  * struct netgpu_ifq_area - a region as an interface queue holds it
  * @ifq: the queue
- * @r: the region (a reference is held)
- * @map: its DMA map for the queue's device (an in-flight count is held
- *	while @mapped)
- * @start: first user address of the region
+ * @h: the region, its DMA map for the queue's device (until the device
+ *	can no longer write: netgpu_mem_hold_unmap()) and its first user
+ *	address
  * @nr: number of buffers
  * @niovs: @nr buffers
  */
 struct netgpu_ifq_area {
 	struct netgpu_ifq	*ifq;
-	struct netgpu_region	*r;
-	struct netgpu_dmamap	*map;
-	u64			start;
+	struct netgpu_mem_hold	h;
 	u32			nr;
 	struct netgpu_niov	*niovs;
 };
@@ -162,7 +165,6 @@ enum netgpu_ifq_state {
  * @tracker: @netdev's reference tracker
  * @rxq: the rx queue index while bound
  * @dma_dev: the device the regions are mapped for (a reference is held)
- * @mapped: the areas' in-flight counts on their maps are held
  * @areas: @nr_areas areas
  * @nr_areas: number of areas
  * @nr_bufs: buffers over all areas
@@ -183,7 +185,6 @@ struct netgpu_ifq {
 	netdevice_tracker	tracker;
 	u32			rxq;
 	struct device		*dma_dev;
-	bool			mapped;
 	struct netgpu_ifq_area	*areas;
 	u32			nr_areas;
 	u32			nr_bufs;
