@@ -646,6 +646,11 @@ static void netgpu_nic_test_concurrent(struct kunit *test)
 	nic_pool_done(test, ifq, pp);
 }
 
+static struct mock_gpu_buf *nic_gpu_region(struct kunit *test,
+					   struct nic_fix *f,
+					   struct netgpu_memctx *mc, u64 addr,
+					   struct netgpu_region **r);
+
 /* A plain page of the NIC's current pool: the rx queue works. */
 static void nic_expect_plain_queue(struct kunit *test, struct mock_nic *nic)
 {
@@ -695,13 +700,23 @@ static struct netgpu_ifq *nic_new_ifq(struct kunit *test, struct nic_fix *f)
  */
 static void netgpu_nic_test_bind_unbind(struct kunit *test)
 {
+	struct netgpu_queue_geom g = { .entries = 64, .entry_size = 8 };
 	struct nic_fix *f = nic_fix(test, 8);
 	struct netgpu_ifq *ifq = nic_new_ifq(test, f);
-	struct netgpu_ifq *ifq2 = nic_new_ifq(test, f);
+	struct netgpu_memctx *mc2 = mock_memctx(test, f->dma);
+	struct netgpu_region *gr;
+	struct netgpu_ifq *ifq2;
 	struct page_pool *old;
 	netmem_ref nm;
 	u32 q = 0;
 
+	/* Another context's queue, of memory of its own. */
+	nic_gpu_region(test, f, mc2, 1ULL << 40, &gr);
+	ifq2 = netgpu_ifq_create(mc2, &g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ifq2);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							nic_ifq_put_action,
+							ifq2), 0);
 	mock_nic_register(test, f->nic);
 	old = f->nic->pp;
 	KUNIT_ASSERT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
