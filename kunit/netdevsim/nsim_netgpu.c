@@ -80,6 +80,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stream.h"
+
 #define NG_CAT2(a, b)	a##b
 #define NG_CAT(a, b)	NG_CAT2(a, b)
 #define NG_ASSERT(c)	typedef char NG_CAT(ng_assert_, __LINE__)[(c) ? 1 : -1]
@@ -185,37 +187,6 @@ static int ng_ioctl(int fd, unsigned long cmd, void *arg)
 	int ret = ioctl(fd, cmd, arg);
 
 	return ret < 0 ? -errno : ret;
-}
-
-/* ===== The nsim_tcp stream (kunit/netdevsim/nsim_tcp.c) ===== */
-
-struct stream {
-	uint64_t state;
-	uint64_t word;
-	unsigned int left;	/* bytes of word not yet used */
-};
-
-static void stream_init(struct stream *s, uint64_t seed)
-{
-	s->state = seed ? seed : 0x9e3779b97f4a7c15ULL;
-	s->left = 0;
-}
-
-static unsigned char stream_next(struct stream *s)
-{
-	unsigned char c;
-
-	if (!s->left) {
-		s->state ^= s->state >> 12;
-		s->state ^= s->state << 25;
-		s->state ^= s->state >> 27;
-		s->word = s->state * 0x2545f4914f6cdd1dULL;
-		s->left = 8;
-	}
-	c = s->word & 0xff;
-	s->word >>= 8;
-	s->left--;
-	return c;
 }
 
 /* ===== bind: a context, a region, rx queue 0 ===== */

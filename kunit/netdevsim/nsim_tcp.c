@@ -45,34 +45,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-struct stream {
-	uint64_t state;
-	uint64_t word;
-	unsigned int left;	/* bytes of word not yet used */
-};
+#include "stream.h"
 
-static void stream_init(struct stream *s, uint64_t seed)
-{
-	s->state = seed ? seed : 0x9e3779b97f4a7c15ULL;
-	s->left = 0;
-}
-
-static unsigned char stream_next(struct stream *s)
-{
-	unsigned char c;
-
-	if (!s->left) {
-		s->state ^= s->state >> 12;
-		s->state ^= s->state << 25;
-		s->state ^= s->state >> 27;
-		s->word = s->state * 0x2545f4914f6cdd1dULL;
-		s->left = 8;
-	}
-	c = s->word & 0xff;
-	s->word >>= 8;
-	s->left--;
-	return c;
-}
 
 struct fletcher {
 	uint32_t a, b;
