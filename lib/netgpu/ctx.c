@@ -63,6 +63,13 @@ void netgpu_ctx_get(struct netgpu_ctx *ctx)
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_get);
 
+/* -ENODEV unless a device is attached: none yet, or it went away. */
+static int netgpu_ctx_check_attached(struct netgpu_ctx *ctx)
+{
+	lockdep_assert_held(&ctx->lock);
+	return ctx->state == NETGPU_CTX_ATTACHED ? 0 : -ENODEV;
+}
+
 /**
  * struct netgpu_ifq_file - the file of an interface queue
  * @ctx: the context (a reference is held)
@@ -137,33 +144,46 @@ static const struct file_operations netgpu_ifq_fops = {
 	.llseek		= noop_llseek,
 };
 
-/* Bind a new queue of @ctx's regions; its file, not yet installed. */
-static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx, u32 *queue_id,
-					bool any,
-					struct netgpu_queue_geom *fill)
+/*
+ * An interface queue of @ctx's regions for @queue_id, made without
+ * rtnl_lock: it allocates, and walks every page of the regions.
+ */
+static struct netgpu_ifq *netgpu_ctx_new_ifq(struct netgpu_ctx *ctx,
+					     struct netgpu_queue_geom *fill)
+{
+	lockdep_assert_held(&ctx->lock);
+
+	/* Set at registration; rechecked, with the rest, under rtnl_lock. */
+	if (!ctx->netdev->queue_mgmt_ops)
+		return ERR_PTR(-EOPNOTSUPP);
+	return netgpu_ifq_create(&ctx->mc, fill);
+}
+
+/* Bind @ifq (the caller's reference): its file, not yet installed. */
+static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx,
+					struct netgpu_ifq *ifq, u32 *queue_id,
+					bool any)
 {
 	struct netgpu_ifq_file *qf;
-	struct netgpu_ifq *ifq;
 	struct file *file;
 	int err;
 
 	ASSERT_RTNL();
 	lockdep_assert_held(&ctx->lock);
 
-	err = netgpu_ifq_check_dev(ctx->netdev);
+	/* The device may have gone since the queue was made. */
+	err = netgpu_ctx_check_attached(ctx) ?:
+	      netgpu_ifq_check_dev(ctx->netdev);
 	if (err)
-		return ERR_PTR(err);
+		goto err_put_ifq;
 	qf = kzalloc(sizeof(*qf), GFP_KERNEL_ACCOUNT);
-	if (!qf)
-		return ERR_PTR(-ENOMEM);
-	ifq = netgpu_ifq_create(&ctx->mc, fill);
-	if (IS_ERR(ifq)) {
-		err = PTR_ERR(ifq);
-		goto err_free;
+	if (!qf) {
+		err = -ENOMEM;
+		goto err_put_ifq;
 	}
 	err = netgpu_ifq_bind(ifq, ctx->netdev, queue_id, any);
 	if (err)
-		goto err_put_ifq;
+		goto err_free;
 	qf->ctx = ctx;
 	qf->ifq = ifq;
 	file = anon_inode_getfile("[netgpu-ifq]", &netgpu_ifq_fops, qf,
@@ -178,16 +198,22 @@ static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx, u32 *queue_id,
 
 err_unbind:
 	netgpu_ifq_unbind(ifq);
-err_put_ifq:
-	netgpu_ifq_put(ifq);
 err_free:
 	kfree(qf);
+err_put_ifq:
+	netgpu_ifq_put(ifq);
 	return ERR_PTR(err);
 }
 #else
-static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx, u32 *queue_id,
-					bool any,
-					struct netgpu_queue_geom *fill)
+static struct netgpu_ifq *netgpu_ctx_new_ifq(struct netgpu_ctx *ctx,
+					     struct netgpu_queue_geom *fill)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx,
+					struct netgpu_ifq *ifq, u32 *queue_id,
+					bool any)
 {
 	return ERR_PTR(-EOPNOTSUPP);
 }
@@ -313,13 +339,6 @@ out_unlock:
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_attach_dev);
 
-/* -ENODEV unless a device is attached: none yet, or it went away. */
-static int netgpu_ctx_check_attached(struct netgpu_ctx *ctx)
-{
-	lockdep_assert_held(&ctx->lock);
-	return ctx->state == NETGPU_CTX_ATTACHED ? 0 : -ENODEV;
-}
-
 /**
  * netgpu_ctx_attach_region() - attach a region of a memory area
  * @ctx: the context
@@ -406,7 +425,11 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_detach_region);
  * reports room in the ring and the queue stopping, closing it unbinds
  * the queue and takes back the buffers user space held.
  *
- * Context: Process context, may sleep.  Takes rtnl_lock, then @ctx->lock.
+ * The queue is made under @ctx->lock alone (it allocates and walks every
+ * page of the regions), then bound under rtnl_lock and @ctx->lock.
+ *
+ * Context: Process context, may sleep.  Takes @ctx->lock, then rtnl_lock
+ * and @ctx->lock.
  * Return: the queue's file (O_RDWR; the caller installs it in a file
  * descriptor, or fput()s it, which unbinds); ERR_PTR(-ENODEV) if no
  * device is attached; -EINVAL if @queue_id is not an rx queue of the
@@ -421,24 +444,27 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_detach_region);
 struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
 				   bool any, struct netgpu_queue_geom *fill)
 {
+	struct netgpu_ifq *ifq;
 	struct file *file;
 	int err;
 
-	if (rtnl_lock_killable())
-		return ERR_PTR(-EINTR);
 	mutex_lock(&ctx->lock);
 	err = netgpu_ctx_check_attached(ctx);
-	if (err) {
-		file = ERR_PTR(err);
-		goto out_unlock;
-	}
 	/* Racy against a change of the count: the NIC unit rechecks. */
-	if (!any && *queue_id >= READ_ONCE(ctx->netdev->real_num_rx_queues)) {
-		file = ERR_PTR(-EINVAL);
-		goto out_unlock;
+	if (!err && !any &&
+	    *queue_id >= READ_ONCE(ctx->netdev->real_num_rx_queues))
+		err = -EINVAL;
+	ifq = err ? ERR_PTR(err) : netgpu_ctx_new_ifq(ctx, fill);
+	mutex_unlock(&ctx->lock);
+	if (IS_ERR(ifq))
+		return ERR_CAST(ifq);
+
+	if (rtnl_lock_killable()) {
+		netgpu_ifq_put(ifq);
+		return ERR_PTR(-EINTR);
 	}
-	file = netgpu_ctx_bind_ifq(ctx, queue_id, any, fill);
-out_unlock:
+	mutex_lock(&ctx->lock);
+	file = netgpu_ctx_bind_ifq(ctx, ifq, queue_id, any);
 	mutex_unlock(&ctx->lock);
 	rtnl_unlock();
 	return file;

@@ -227,6 +227,10 @@ void netgpu_ifq_set_mp_params(struct netgpu_ifq *ifq,
 			      struct pp_memory_provider_params *p);
 #else
 /* Without the NIC interface no queue exists: the context's list is empty. */
+static inline void netgpu_ifq_put(struct netgpu_ifq *ifq)
+{
+}
+
 static inline void netgpu_ifq_dev_gone(struct netgpu_ifq *ifq)
 {
 }
