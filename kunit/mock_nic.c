@@ -18,6 +18,7 @@
 #include "mock_gpu.h"
 #include "mock_nic.h"
 #include "nic.h"
+#include "queue.h"
 
 static void mock_nic_free_action(void *ndev)
 {
@@ -306,6 +307,30 @@ netmem_ref mock_nic_alloc(struct page_pool *pp)
 	return nm;
 }
 EXPORT_SYMBOL_IF_KUNIT(mock_nic_alloc);
+
+/**
+ * mock_nic_fill() - give a buffer back as user space does
+ * @ifq: the interface queue
+ * @addr: the buffer's user address
+ *
+ * Writes @addr into the fill ring and publishes it (the ring's ordering
+ * (A)), as a process does through its mapping.  The caller is the ring's
+ * only producer and leaves room in it.
+ *
+ * Context: Any context.
+ */
+void mock_nic_fill(struct netgpu_ifq *ifq, u64 addr)
+{
+	struct netgpu_queue *q = ifq->fill;
+	struct netgpu_ring *ring = netgpu_queue_ring(q);
+	u64 *slots = q->entries;
+	u32 prod = READ_ONCE(ring->prod);
+
+	WRITE_ONCE(slots[prod & q->mask], addr);
+	/* Publish the entry after writing it, as a process must (A). */
+	smp_store_release(&ring->prod, prod + 1);
+}
+EXPORT_SYMBOL_IF_KUNIT(mock_nic_fill);
 
 /**
  * mock_nic_rx_skb() - a header-split skb of received buffers

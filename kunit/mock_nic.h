@@ -57,6 +57,7 @@ void mock_nic_register(struct kunit *test, struct mock_nic *nic);
 void mock_nic_leak(struct kunit *test, struct mock_nic *nic);
 s32 mock_nic_inflight(const struct page_pool *pp);
 netmem_ref mock_nic_alloc(struct page_pool *pp);
+void mock_nic_fill(struct netgpu_ifq *ifq, u64 addr);
 struct sk_buff *mock_nic_rx_skb(struct mock_nic *nic, const netmem_ref *nms,
 				unsigned int nr, unsigned int frag_len);
 

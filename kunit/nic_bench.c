@@ -35,7 +35,6 @@
 #include "mock_gpu.h"
 #include "mock_nic.h"
 #include "nic.h"
-#include "queue.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
@@ -122,19 +121,6 @@ static struct nic_bench *nic_bench_setup(struct kunit *test)
 	return b;
 }
 
-/* User space writes @addr into the fill ring and publishes it. */
-static void nic_bench_fill(struct netgpu_ifq *ifq, u64 addr)
-{
-	struct netgpu_queue *q = ifq->fill;
-	struct netgpu_ring *ring = netgpu_queue_ring(q);
-	u64 *slots = q->entries;
-	u32 prod = READ_ONCE(ring->prod);
-
-	WRITE_ONCE(slots[prod & q->mask], addr);
-	/* Publish the entry after writing it, as a process must (A). */
-	smp_store_release(&ring->prod, prod + 1);
-}
-
 static u64 nic_bench_addr(netmem_ref nm)
 {
 	return netgpu_niov_addr(netgpu_niov_from_netmem(nm));
@@ -164,7 +150,7 @@ static u64 bench_ng_user_return(struct nic_bench *b)
 		local_bh_enable();
 		for (i = 0; i < BENCH_BATCH; i++)
 			if (b->held[i])
-				nic_bench_fill(b->ifq, nic_bench_addr(b->held[i]));
+				mock_nic_fill(b->ifq, nic_bench_addr(b->held[i]));
 	}
 	return ktime_get_ns() - t0;
 }

@@ -151,19 +151,6 @@ static void nic_give_user(struct page_pool *pp, netmem_ref nm)
 	page_pool_put_full_netmem(pp, nm, false);
 }
 
-/* User space writes @addr into the fill ring and publishes it. */
-static void nic_fill(struct netgpu_ifq *ifq, u64 addr)
-{
-	struct netgpu_queue *q = ifq->fill;
-	struct netgpu_ring *ring = netgpu_queue_ring(q);
-	u64 *slots = q->entries;
-	u32 prod = READ_ONCE(ring->prod);
-
-	WRITE_ONCE(slots[prod & q->mask], addr);
-	/* Publish the entry after writing it, as a process must (A). */
-	smp_store_release(&ring->prod, prod + 1);
-}
-
 /* Whether an allocation got a buffer (netmem_ref is a sparse bitwise type). */
 static bool nic_some(netmem_ref nm)
 {
@@ -187,7 +174,7 @@ static void nic_fill_later(struct netgpu_ifq *ifq, struct sk_buff *skb)
 	u64 addr = nic_addr(skb_frag_netmem(&skb_shinfo(skb)->frags[0]));
 
 	kfree_skb(skb);
-	nic_fill(ifq, addr);
+	mock_nic_fill(ifq, addr);
 }
 
 /* ===== Cases ===== */
@@ -293,7 +280,7 @@ static void netgpu_nic_test_fill_refill(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
 
 	for (i = 0; i < 8; i++)
-		nic_fill(ifq, nic_addr(nm[i]));
+		mock_nic_fill(ifq, nic_addr(nm[i]));
 	for (i = 0; i < 8; i++) {
 		netmem_ref got = mock_nic_alloc(pp);
 
@@ -350,13 +337,13 @@ static void netgpu_nic_test_fill_rejects(struct kunit *test)
 
 	nic_give_user(pp, nm[0]);
 	page_pool_ref_netmem(nm[2]);		/* the stack shares it */
-	nic_fill(ifq, nic_addr(nm[0]));		/* taken */
-	nic_fill(ifq, nic_addr(nm[0]));		/* twice */
-	nic_fill(ifq, nic_addr(nm[1]) + 64);	/* unaligned */
-	nic_fill(ifq, PAGE_SIZE);		/* in no region */
-	nic_fill(ifq, nic_addr(nm[1]));		/* with the NIC */
-	nic_fill(ifq, nic_addr(nm[2]));		/* in the stack */
-	nic_fill(ifq, netgpu_niov_addr(free));	/* never given */
+	mock_nic_fill(ifq, nic_addr(nm[0]));		/* taken */
+	mock_nic_fill(ifq, nic_addr(nm[0]));		/* twice */
+	mock_nic_fill(ifq, nic_addr(nm[1]) + 64);	/* unaligned */
+	mock_nic_fill(ifq, PAGE_SIZE);		/* in no region */
+	mock_nic_fill(ifq, nic_addr(nm[1]));		/* with the NIC */
+	mock_nic_fill(ifq, nic_addr(nm[2]));		/* in the stack */
+	mock_nic_fill(ifq, netgpu_niov_addr(free));	/* never given */
 
 	/* nm[0] back in the pool, then the free list's 16. */
 	got = mock_nic_alloc(pp);
@@ -410,7 +397,7 @@ static void netgpu_nic_test_scrub(struct kunit *test)
 		nic_give_user(pp, nm[i]);
 	}
 	/* One returned, then the scrub races nothing: it takes the rest. */
-	nic_fill(ifq, nic_addr(nm[0]));
+	mock_nic_fill(ifq, nic_addr(nm[0]));
 	KUNIT_EXPECT_TRUE(test, mock_nic_alloc(pp) == nm[0]);
 	page_pool_put_full_netmem(pp, nm[0], false);
 
@@ -425,7 +412,7 @@ static void netgpu_nic_test_scrub(struct kunit *test)
 	for (i = 0; i < 4; i++)
 		KUNIT_EXPECT_TRUE(test, nic_alloc_into(pp, &nm[i]));
 	/* A fill entry after the scrub is refused: user space holds none. */
-	nic_fill(ifq, scrubbed);
+	mock_nic_fill(ifq, scrubbed);
 	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
 	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
 	KUNIT_EXPECT_EQ(test, ifq->cnt.in_nic, 1);
