@@ -30,6 +30,7 @@
 #include <linux/module.h>
 #include <linux/uaccess.h>
 #include <net/page_pool/helpers.h>
+#include <uapi/linux/netgpu.h>
 
 #include "mem.h"
 #include "mock_gpu.h"
