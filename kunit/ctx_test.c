@@ -458,7 +458,7 @@ static void netgpu_ctx_test_bind_queue(struct kunit *test)
 	ctx = ctx_new(test);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_bind_queue(ctx, &qid, false, &geom)),
 			-ENODEV);
-	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_socket(ctx, 0, &geom),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &geom)),
 			-ENODEV);
 	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
 						    ctx_dev(test)->ifindex),
@@ -472,8 +472,9 @@ static void netgpu_ctx_test_bind_queue(struct kunit *test)
 			-EOPNOTSUPP);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_bind_queue(ctx, &qid, true, &geom)),
 			-EOPNOTSUPP);
-	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_socket(ctx, 0, &geom),
-			-EOPNOTSUPP);
+	/* Checked before the socket: no descriptor is open. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &geom)),
+			-EBADF);
 }
 
 /* Every call of a dead context fails with -ENODEV, except the stats. */
@@ -495,7 +496,7 @@ static void ctx_expect_dead(struct kunit *test, struct netgpu_ctx *ctx,
 						       id), -ENODEV);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_bind_queue(ctx, &qid, true, &geom)),
 			-ENODEV);
-	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_socket(ctx, 0, &geom),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &geom)),
 			-ENODEV);
 	memset(&stats, 0xff, sizeof(stats));
 	netgpu_ctx_get_stats(ctx, &stats);
@@ -927,7 +928,8 @@ static void netgpu_ctx_test_ioctl_reserved(struct kunit *test)
 {
 	struct netgpu_bind_queue bq = { .fill = { .entries = 64,
 						  .entry_size = 8 } };
-	struct netgpu_attach_socket as = { .rx = { .entries = 64,
+	struct netgpu_attach_socket as = { .sock_fd = -1,
+					   .rx = { .entries = 64,
 						   .entry_size = 16 } };
 	struct netgpu_attach_dev ad = { .ifindex = ctx_dev(test)->ifindex };
 	struct netgpu_attach_region ar = { .mem_fd = -1, .region_id = 1 };
@@ -990,7 +992,7 @@ static void netgpu_ctx_test_ioctl_reserved(struct kunit *test)
 	as_bad = as;
 	as_bad.rx.mmap_size = 1;
 	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_ATTACH_SOCKET, as_bad, -EINVAL);
-	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_ATTACH_SOCKET, as, -EOPNOTSUPP);
+	CTX_EXPECT_REFUSED(NETGPU_CTX_IOCTL_ATTACH_SOCKET, as, -EBADF);
 #undef CTX_EXPECT_REFUSED
 }
 
@@ -1071,7 +1073,7 @@ static void netgpu_ctx_test_ioctl_stats(struct kunit *test)
 	u8 buf[sizeof(struct netgpu_stats) + 16];
 	unsigned int cmd;
 
-	BUILD_BUG_ON(sizeof(struct netgpu_stats) != NETGPU_STATS_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct netgpu_stats) != NETGPU_STATS_SIZE_VER1);
 	memset(buf, 0xff, sizeof(buf));
 	ctx_put_uarg(test, u, buf, sizeof(buf));
 	cmd = ctx_cmd_size(NETGPU_IOCTL_GET_STATS, 8);

@@ -96,7 +96,7 @@ NG_ASSERT(sizeof(struct netgpu_attach_dev) == NETGPU_ATTACH_DEV_SIZE_VER0);
 NG_ASSERT(sizeof(struct netgpu_attach_region) == NETGPU_ATTACH_REGION_SIZE_VER0);
 NG_ASSERT(sizeof(struct netgpu_bind_queue) == NETGPU_BIND_QUEUE_SIZE_VER0);
 NG_ASSERT(sizeof(struct netgpu_attach_socket) == NETGPU_ATTACH_SOCKET_SIZE_VER0);
-NG_ASSERT(sizeof(struct netgpu_stats) == NETGPU_STATS_SIZE_VER0);
+NG_ASSERT(sizeof(struct netgpu_stats) == NETGPU_STATS_SIZE_VER1);
 
 /* 6.12 values (include/linux/socket.h, include/uapi/linux/netdev.h):
  * the host's headers are older.

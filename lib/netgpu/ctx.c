@@ -20,6 +20,7 @@
 
 #include "ctx.h"
 #include "nic.h"
+#include "sock.h"
 
 /*
  * Contexts holding a device (&netgpu_ctx.node).  Protects: membership.
@@ -47,6 +48,7 @@ struct netgpu_ctx *netgpu_ctx_create(void)
 	ctx->state = NETGPU_CTX_NEW;
 	INIT_LIST_HEAD(&ctx->node);
 	INIT_LIST_HEAD(&ctx->ifqs);
+	INIT_LIST_HEAD(&ctx->sockqs);
 	return ctx;
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_create);
@@ -153,10 +155,15 @@ static struct netgpu_ifq *netgpu_ctx_new_ifq(struct netgpu_ctx *ctx,
 {
 	lockdep_assert_held(&ctx->lock);
 
+	struct netgpu_ifq *ifq;
+
 	/* Set at registration; rechecked, with the rest, under rtnl_lock. */
 	if (!ctx->netdev->queue_mgmt_ops)
 		return ERR_PTR(-EOPNOTSUPP);
-	return netgpu_ifq_create(&ctx->mc, fill);
+	ifq = netgpu_ifq_create(&ctx->mc, fill);
+	if (!IS_ERR(ifq))
+		ifq->owner = ctx;
+	return ifq;
 }
 
 /* Bind @ifq (the caller's reference): its file, not yet installed. */
@@ -471,36 +478,166 @@ struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_bind_queue);
 
+#if IS_ENABLED(CONFIG_NETGPU_NIC)
+static int netgpu_sockq_file_release(struct inode *inode, struct file *file)
+{
+	struct netgpu_sockq *sq = file->private_data;
+	struct netgpu_ctx *ctx = sq->ctx;
+
+	mutex_lock(&ctx->lock);
+	list_del(&sq->node);
+	mutex_unlock(&ctx->lock);
+	netgpu_sockq_destroy(sq);
+	netgpu_ctx_put(ctx);
+	return 0;
+}
+
+static __poll_t netgpu_sockq_file_poll(struct file *file, poll_table *wait)
+{
+	return netgpu_sockq_poll(file->private_data, file, wait);
+}
+
+static int netgpu_sockq_file_mmap(struct file *file,
+				  struct vm_area_struct *vma)
+{
+	return netgpu_sockq_mmap(file->private_data, vma);
+}
+
+static long netgpu_sockq_file_ioctl(struct file *file, unsigned int cmd,
+				    unsigned long arg)
+{
+	return netgpu_sockq_ioctl_user(file->private_data, cmd,
+				       (void __user *)arg);
+}
+
+static const struct file_operations netgpu_sockq_fops = {
+	.owner		= THIS_MODULE,
+	.release	= netgpu_sockq_file_release,
+	.poll		= netgpu_sockq_file_poll,
+	.mmap		= netgpu_sockq_file_mmap,
+	.unlocked_ioctl	= netgpu_sockq_file_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= noop_llseek,
+};
+
+/* A socket queue of @sock_file (the caller's reference) and its file. */
+static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
+					 struct file *sock_file,
+					 struct netgpu_queue_geom *rx)
+{
+	struct netgpu_sockq *sq;
+	struct file *file;
+
+	lockdep_assert_held(&ctx->lock);
+
+	sq = netgpu_sockq_create(ctx, sock_file, rx);
+	if (IS_ERR(sq)) {
+		fput(sock_file);
+		return ERR_CAST(sq);
+	}
+	file = anon_inode_getfile("[netgpu-sockq]", &netgpu_sockq_fops, sq,
+				  O_RDWR | O_CLOEXEC);
+	if (IS_ERR(file)) {
+		netgpu_sockq_destroy(sq);
+		return file;
+	}
+	netgpu_ctx_get(ctx);
+	list_add_tail(&sq->node, &ctx->sockqs);
+	return file;
+}
+
+/**
+ * netgpu_ctx_recv() - NETGPU_SOCKQ_IOCTL_RECV of a socket queue
+ * @sq: the queue
+ * @r: in/out: as netgpu_sockq_recv()
+ *
+ * Picks the interface queue readable bytes are copied into: the first
+ * bound queue of the context with host memory, if any.
+ *
+ * Context: Process context, may sleep.  Takes the context's lock, then
+ * (without it) the socket lock.
+ * Return: as netgpu_sockq_recv().
+ */
+int netgpu_ctx_recv(struct netgpu_sockq *sq, struct netgpu_recv *r)
+{
+	struct netgpu_ctx *ctx = sq->ctx;
+	struct netgpu_ifq *copy = NULL;
+	struct netgpu_ifq_file *qf;
+	int ret;
+
+	mutex_lock(&ctx->lock);
+	list_for_each_entry(qf, &ctx->ifqs, node) {
+		if (netgpu_ifq_can_copy(qf->ifq)) {
+			copy = qf->ifq;
+			netgpu_ifq_get(copy);
+			break;
+		}
+	}
+	mutex_unlock(&ctx->lock);
+
+	ret = netgpu_sockq_recv(sq, copy, r);
+	if (copy)
+		netgpu_ifq_put(copy);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(netgpu_ctx_recv);
+#else
+static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
+					 struct file *sock_file,
+					 struct netgpu_queue_geom *rx)
+{
+	fput(sock_file);
+	return ERR_PTR(-EOPNOTSUPP);
+}
+#endif
+
 /**
  * netgpu_ctx_attach_socket() - attach a TCP socket to the context
  * @ctx: the context
  * @sock_fd: the socket's file descriptor in the caller's file table
  * @rx: in/out: the rx ring's geometry
  *
- * The socket receive path does not exist yet: until it does, this checks
- * the context and then refuses.
+ * The socket queue holds the socket's file and the context until its own
+ * file is closed.  Several queues may read one socket; the stream is then
+ * split between their rings in the order of their reads.
  *
  * Context: Process context, may sleep.  Takes @ctx->lock.
- * Return: -ENODEV if no device is attached; else -EOPNOTSUPP for now.
+ * Return: the socket queue's file, not yet installed; ERR_PTR(-ENODEV) if
+ * no device is attached; -EBADF for a descriptor that is not open; the
+ * errors of netgpu_sockq_create(); -EOPNOTSUPP without the NIC interface;
+ * -ENOMEM.
  */
-int netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
-			     struct netgpu_queue_geom *rx)
+struct file *netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
+				      struct netgpu_queue_geom *rx)
 {
+	struct file *sock_file, *file;
 	int err;
 
 	mutex_lock(&ctx->lock);
-	err = netgpu_ctx_check_attached(ctx) ?: -EOPNOTSUPP;
+	err = netgpu_ctx_check_attached(ctx);
+	if (err) {
+		file = ERR_PTR(err);
+		goto out;
+	}
+	sock_file = fget(sock_fd);
+	if (!sock_file) {
+		file = ERR_PTR(-EBADF);
+		goto out;
+	}
+	file = netgpu_ctx_new_sockq(ctx, sock_file, rx);
+out:
 	mutex_unlock(&ctx->lock);
-	return err;
+	return file;
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_attach_socket);
 
 /**
- * netgpu_ctx_get_stats() - the counters of a context's interface queues
+ * netgpu_ctx_get_stats() - the counters of a context's queues
  * @ctx: the context
  * @stats: where to store them
  *
- * The sums over the context's interface queues (all 0 with none).  Works
+ * The sums over the context's interface and socket queues (all 0 with
+ * none).  Works
  * on a dead context too: counters are of interest after the device went
  * away.
  *
@@ -509,11 +646,14 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_attach_socket);
 void netgpu_ctx_get_stats(struct netgpu_ctx *ctx, struct netgpu_stats *stats)
 {
 	struct netgpu_ifq_file *qf;
+	struct netgpu_sockq *sq;
 
 	mutex_lock(&ctx->lock);
 	memset(stats, 0, sizeof(*stats));
 	list_for_each_entry(qf, &ctx->ifqs, node)
 		netgpu_ifq_get_stats(qf->ifq, stats);
+	list_for_each_entry(sq, &ctx->sockqs, node)
+		netgpu_sockq_get_stats(sq, stats);
 	mutex_unlock(&ctx->lock);
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_get_stats);

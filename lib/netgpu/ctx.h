@@ -86,6 +86,7 @@ enum netgpu_ctx_state {
  *	@state is %NETGPU_CTX_ATTACHED
  * @ifqs: the interface queues' files, under rtnl_lock and @lock (either
  *	is enough to read)
+ * @sockqs: the socket queues (&struct netgpu_sockq), under @lock
  */
 struct netgpu_ctx {
 	refcount_t		ref;
@@ -97,6 +98,7 @@ struct netgpu_ctx {
 	struct netgpu_memctx	mc;
 	struct list_head	node;
 	struct list_head	ifqs;
+	struct list_head	sockqs;
 };
 
 struct netgpu_ctx *netgpu_ctx_create(void);
@@ -111,8 +113,8 @@ int netgpu_ctx_detach_region(struct netgpu_ctx *ctx, struct netgpu_mem *mem,
 			     u32 id);
 struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
 				   bool any, struct netgpu_queue_geom *fill);
-int netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
-			     struct netgpu_queue_geom *rx);
+struct file *netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
+				      struct netgpu_queue_geom *rx);
 void netgpu_ctx_get_stats(struct netgpu_ctx *ctx, struct netgpu_stats *stats);
 
 int netgpu_ctx_init(void);
@@ -123,6 +125,11 @@ int netgpu_dev_init(void);
 void netgpu_dev_exit(void);
 
 struct netgpu_ifq;
+struct netgpu_sockq;
+struct netgpu_recv;
+int netgpu_ctx_recv(struct netgpu_sockq *sq, struct netgpu_recv *r);
+long netgpu_sockq_ioctl_user(struct netgpu_sockq *sq, unsigned int cmd,
+			     void __user *uarg);
 long netgpu_ifq_ioctl_user(struct netgpu_ifq *ifq, unsigned int cmd,
 			   void __user *uarg);
 

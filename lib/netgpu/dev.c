@@ -28,6 +28,7 @@
 #include "ctx.h"
 #include "mem.h"
 #include "nic.h"
+#include "sock.h"
 
 /* A command without its size bits: what the decoders switch on. */
 #define NETGPU_IOC_BASE(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
@@ -273,13 +274,41 @@ static long netgpu_attach_region_user(struct netgpu_ctx *ctx,
 	return netgpu_ctx_detach_region(ctx, mem, arg.region_id);
 }
 
+/*
+ * Copy @arg back, then install @file (a new queue's) in a new fd: no fd
+ * the caller could not learn.  On error the file goes, and its release
+ * undoes the queue.
+ */
+static long netgpu_install_file(struct file *file, void __user *uarg,
+				unsigned int cmd, const void *arg, size_t size)
+{
+	int err, fd;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		err = fd;
+		goto err_fput;
+	}
+	err = netgpu_put_arg(uarg, cmd, arg, size);
+	if (err)
+		goto err_put_fd;
+	fd_install(fd, file);
+	return fd;
+
+err_put_fd:
+	put_unused_fd(fd);
+err_fput:
+	fput(file);
+	return err;
+}
+
 static long netgpu_bind_queue_user(struct netgpu_ctx *ctx, unsigned int cmd,
 				   void __user *uarg)
 {
 	struct netgpu_bind_queue arg;
 	struct file *file;
-	int err, fd;
 	bool any;
+	int err;
 
 	err = netgpu_get_arg(&arg, sizeof(arg), NETGPU_BIND_QUEUE_SIZE_VER0,
 			     cmd, uarg);
@@ -296,30 +325,14 @@ static long netgpu_bind_queue_user(struct netgpu_ctx *ctx, unsigned int cmd,
 	file = netgpu_ctx_bind_queue(ctx, &arg.queue_id, any, &arg.fill);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
-	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd < 0) {
-		err = fd;
-		goto err_fput;
-	}
-	/* No fd the caller could not learn: install only once it can. */
-	err = netgpu_put_arg(uarg, cmd, &arg, sizeof(arg));
-	if (err)
-		goto err_put_fd;
-	fd_install(fd, file);
-	return fd;
-
-err_put_fd:
-	put_unused_fd(fd);
-err_fput:
-	/* The queue's release unbinds it. */
-	fput(file);
-	return err;
+	return netgpu_install_file(file, uarg, cmd, &arg, sizeof(arg));
 }
 
 static long netgpu_attach_socket_user(struct netgpu_ctx *ctx,
 				      unsigned int cmd, void __user *uarg)
 {
 	struct netgpu_attach_socket arg;
+	struct file *file;
 	int err;
 
 	err = netgpu_get_arg(&arg, sizeof(arg),
@@ -332,11 +345,10 @@ static long netgpu_attach_socket_user(struct netgpu_ctx *ctx,
 	if (arg.rx.mmap_offset || arg.rx.mmap_size)
 		return -EINVAL;
 
-	err = netgpu_ctx_attach_socket(ctx, arg.sock_fd, &arg.rx);
-	if (err < 0)
-		return err;
-	/* Not reached until the receive path returns a socket-queue fd. */
-	return netgpu_put_arg(uarg, cmd, &arg, sizeof(arg)) ?: err;
+	file = netgpu_ctx_attach_socket(ctx, arg.sock_fd, &arg.rx);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	return netgpu_install_file(file, uarg, cmd, &arg, sizeof(arg));
 }
 
 static long netgpu_get_stats_user(struct netgpu_ctx *ctx, unsigned int cmd,
@@ -372,6 +384,53 @@ long netgpu_ifq_ioctl_user(struct netgpu_ifq *ifq, unsigned int cmd,
 	return netgpu_put_arg(uarg, cmd, &stats, sizeof(stats));
 }
 
+#if IS_ENABLED(CONFIG_NETGPU_NIC)
+static long netgpu_recv_user(struct netgpu_sockq *sq, unsigned int cmd,
+			     void __user *uarg)
+{
+	struct netgpu_recv arg;
+	int err;
+
+	err = netgpu_get_arg(&arg, sizeof(arg), NETGPU_RECV_SIZE_VER0, cmd,
+			     uarg);
+	if (err)
+		return err;
+	if (arg.flags & ~NETGPU_RECV_NONBLOCK || arg.status || arg.descs ||
+	    arg.copies || arg.bytes || !netgpu_is_zero(arg.resv))
+		return -EINVAL;
+	err = netgpu_ctx_recv(sq, &arg);
+	if (err)
+		return err;
+	return netgpu_put_arg(uarg, cmd, &arg, sizeof(arg));
+}
+
+/**
+ * netgpu_sockq_ioctl_user() - decode an ioctl of a socket queue
+ * @sq: the queue
+ * @cmd: the command
+ * @uarg: its argument, in user memory
+ *
+ * Context: Process context, may sleep.
+ * Return: 0, -ENOTTY for a command of no socket queue, or an error.
+ */
+long netgpu_sockq_ioctl_user(struct netgpu_sockq *sq, unsigned int cmd,
+			     void __user *uarg)
+{
+	struct netgpu_stats stats = {};
+
+	switch (NETGPU_IOC_BASE(cmd)) {
+	case NETGPU_IOC_BASE(NETGPU_SOCKQ_IOCTL_RECV):
+		return netgpu_recv_user(sq, cmd, uarg);
+	case NETGPU_IOC_BASE(NETGPU_IOCTL_GET_STATS):
+		if (_IOC_SIZE(cmd) < NETGPU_STATS_SIZE_VER0)
+			return -EINVAL;
+		netgpu_sockq_get_stats(sq, &stats);
+		return netgpu_put_arg(uarg, cmd, &stats, sizeof(stats));
+	}
+	return -ENOTTY;
+}
+#endif
+
 /**
  * netgpu_ctx_ioctl_user() - decode an ioctl of a context
  * @ctx: the context
@@ -384,7 +443,7 @@ long netgpu_ifq_ioctl_user(struct netgpu_ifq *ifq, unsigned int cmd,
  *
  * Context: Process context, may sleep.
  * Return: as the ioctl: 0, a new file descriptor (BIND_QUEUE and
- * ATTACH_SOCKET, later), -ENOTTY for a command of no context, or an
+ * ATTACH_SOCKET), -ENOTTY for a command of no context, or an
  * error.
  */
 VISIBLE_IF_KUNIT long netgpu_ctx_ioctl_user(struct netgpu_ctx *ctx,

@@ -586,6 +586,22 @@ int netgpu_region_get_pages(struct netgpu_region *r, u64 addr,
 }
 EXPORT_SYMBOL_GPL(netgpu_region_get_pages);
 
+/**
+ * netgpu_region_cpu_writable() - may the CPU write a region's memory?
+ * @r: the region
+ *
+ * True for memory with pages the kernel may map (host memory): the
+ * receive path copies data that arrived in ordinary memory only there,
+ * never into device memory.
+ *
+ * Context: Any context.
+ */
+bool netgpu_region_cpu_writable(const struct netgpu_region *r)
+{
+	return r->ops->get_pages;
+}
+EXPORT_SYMBOL_GPL(netgpu_region_cpu_writable);
+
 /* ===== DMA maps ===== */
 
 static void netgpu_dmamap_unmap(struct netgpu_dmamap *map)

@@ -171,6 +171,7 @@ void netgpu_region_revoke_async(struct netgpu_region *r);
 void netgpu_region_flush_revoke(struct netgpu_region *r);
 int netgpu_region_get_pages(struct netgpu_region *r, u64 addr,
 			    struct page **pages, unsigned int count);
+bool netgpu_region_cpu_writable(const struct netgpu_region *r);
 
 /* DMA maps: buffers in flight, DMA syncs */
 void netgpu_dmamap_inflight_add(struct netgpu_dmamap *map, long n);

@@ -14,11 +14,13 @@
 #include <linux/device.h>
 #include <linux/dma-direction.h>
 #include <linux/export.h>
+#include <linux/highmem.h>
 #include <linux/poll.h>
 #include <linux/netdevice.h>
 #include <linux/nospec.h>
 #include <linux/poison.h>
 #include <linux/rtnetlink.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <net/netdev_queues.h>
 #include <net/netdev_rx_queue.h>
@@ -71,6 +73,27 @@ bool netgpu_ifq_owns(const struct netgpu_ifq *ifq, netmem_ref nm)
 EXPORT_SYMBOL_GPL(netgpu_ifq_owns);
 
 /**
+ * netgpu_ifq_of_netmem() - the interface queue a netmem belongs to
+ * @nm: a netmem of an skb frag
+ *
+ * Context: Any context; the caller holds a reference on @nm, which holds
+ * its page_pool, which holds the queue.
+ * Return: the queue, or NULL for a page or a net_iov of another provider.
+ */
+struct netgpu_ifq *netgpu_ifq_of_netmem(netmem_ref nm)
+{
+	struct page_pool *pp;
+
+	if (!netmem_is_net_iov(nm))
+		return NULL;
+	pp = netmem_to_net_iov(nm)->pp;
+	if (!pp || pp->mp_ops != &netgpu_mp_ops)
+		return NULL;
+	return pp->mp_priv;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_of_netmem);
+
+/**
  * netgpu_niov_get_uref() - hand a buffer to user space
  * @n: a buffer in a page_pool, which the caller holds a reference on
  *	(an skb frag's)
@@ -111,6 +134,29 @@ static void netgpu_niov_sync_for_device(struct netgpu_niov *n)
 
 	netgpu_dmamap_sync_for_device(a->h.map, (u64)n->buf.index << PAGE_SHIFT,
 				      PAGE_SIZE);
+}
+
+/*
+ * A buffer no pool holds comes back (the last user reference of a copy,
+ * or of a buffer its pool let go): to its free list.
+ */
+static void netgpu_niov_put_home(struct netgpu_niov *n)
+{
+	/* Never full: each list has room for every buffer it may hold. */
+	WARN_ON_ONCE(netgpu_cache_put_any(n->area->home, &n->buf));
+}
+
+/* Drop @nr page_pool references of @n (user references going). */
+static void netgpu_niov_unref(struct netgpu_niov *n, int nr)
+{
+	netmem_ref nm = netgpu_niov_netmem(n);
+
+	if (page_pool_unref_netmem(nm, nr))
+		return;
+	if (n->niov.pp)
+		page_pool_put_unrefed_netmem(n->niov.pp, nm, -1, false);
+	else
+		netgpu_niov_put_home(n);
 }
 
 /* ===== The memory provider ===== */
@@ -183,13 +229,16 @@ static void netgpu_ifq_fill_one(struct netgpu_ifq *ifq, struct page_pool *pp,
 
 	/* The user's page_pool reference; the stack may hold others. */
 	nm = netgpu_niov_netmem(n);
-	if (page_pool_unref_netmem(nm, 1))
-		return;
 	if (n->niov.pp != pp) {
-		/* A pool of an earlier binding: it releases it to us. */
-		page_pool_put_unrefed_netmem(n->niov.pp, nm, -1, false);
+		/*
+		 * A pool of an earlier binding releases it to us; a copy
+		 * (in no pool) goes back to its free list.
+		 */
+		netgpu_niov_unref(n, 1);
 		return;
 	}
+	if (page_pool_unref_netmem(nm, 1))
+		return;
 	/* net_mp_netmem_place_in_cache(): still in flight in @pp. */
 	netgpu_niov_sync_for_device(n);
 	pp->alloc.cache[pp->alloc.count++] = nm;
@@ -283,8 +332,7 @@ static bool netgpu_mp_release_netmem(struct page_pool *pp, netmem_ref nm)
 	n->niov.pp_magic = 0;
 	n->niov.pp = NULL;
 	atomic_dec(&ifq->in_pool);
-	/* Never full: it has room for every buffer of the queue. */
-	WARN_ON_ONCE(netgpu_cache_put_any(ifq->free, &n->buf));
+	netgpu_niov_put_home(n);
 	/* Not a page: page_pool must not put_page() it. */
 	return false;
 }
@@ -342,13 +390,18 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_set_mp_params);
 
 /* ===== Interface queues ===== */
 
-/* The device can no longer write the buffers: let the maps go. */
+/*
+ * The device can no longer write the buffers: let the maps go.  Under
+ * the fill lock, which the receive path's syncs for the CPU take.
+ */
 static void netgpu_ifq_unmap(struct netgpu_ifq *ifq)
 {
 	u32 i;
 
+	spin_lock_bh(&ifq->fill_lock);
 	for (i = 0; i < ifq->nr_areas; i++)
 		netgpu_mem_hold_unmap(&ifq->areas[i].h);
+	spin_unlock_bh(&ifq->fill_lock);
 }
 
 /* Buffers left on the free list at the end: nothing to do. */
@@ -363,6 +416,7 @@ static void netgpu_ifq_free(struct netgpu_ifq *ifq)
 	/* Every buffer is on the free list: no pool holds the queue. */
 	WARN_ON_ONCE(atomic_read(&ifq->in_pool));
 	netgpu_cache_destroy(ifq->free, netgpu_ifq_free_buf, NULL);
+	netgpu_cache_destroy(ifq->copy, netgpu_ifq_free_buf, NULL);
 	for (i = 0; i < ifq->nr_areas; i++) {
 		kvfree(ifq->areas[i].niovs);
 		netgpu_mem_hold_put(&ifq->areas[i].h);
@@ -372,6 +426,18 @@ static void netgpu_ifq_free(struct netgpu_ifq *ifq)
 	put_device(ifq->dma_dev);
 	kfree(ifq);
 }
+
+/**
+ * netgpu_ifq_get() - take a reference on an interface queue
+ * @ifq: the queue; the caller holds a reference, or its owner's lock
+ *
+ * Context: Any context.
+ */
+void netgpu_ifq_get(struct netgpu_ifq *ifq)
+{
+	refcount_inc(&ifq->ref);
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_get);
 
 /**
  * netgpu_ifq_put() - drop a reference on an interface queue
@@ -403,6 +469,7 @@ static int netgpu_ifq_area_init(struct netgpu_ifq_area *a,
 
 	if (nr_pages > NETGPU_CACHE_MAX_CAPACITY)
 		return -E2BIG;
+	a->cpu = netgpu_region_cpu_writable(a->h.r);
 	a->niovs = kvcalloc(nr_pages, sizeof(*a->niovs), GFP_KERNEL_ACCOUNT);
 	if (!a->niovs)
 		return -ENOMEM;
@@ -432,7 +499,8 @@ static int netgpu_ifq_init_bufs(struct netgpu_ifq *ifq,
 				const struct netgpu_mem_hold *holds,
 				struct netgpu_queue_geom *fill)
 {
-	u64 nr_bufs = 0;
+	u64 nr_bufs = 0, nr_cpu = 0;
+	struct netgpu_cache *c;
 	u32 i, j;
 	int err;
 
@@ -441,21 +509,31 @@ static int netgpu_ifq_init_bufs(struct netgpu_ifq *ifq,
 		if (err)
 			return err;
 		nr_bufs += ifq->areas[i].nr;
+		if (ifq->areas[i].cpu)
+			nr_cpu += ifq->areas[i].nr;
 	}
 	if (nr_bufs > NETGPU_CACHE_MAX_CAPACITY)
 		return -E2BIG;
 	ifq->nr_bufs = nr_bufs;
 
-	ifq->free = netgpu_cache_create(ifq->nr_bufs, NUMA_NO_NODE);
-	if (IS_ERR(ifq->free)) {
-		err = PTR_ERR(ifq->free);
-		ifq->free = NULL;
-		return err;
+	c = netgpu_cache_create(ifq->nr_bufs, NUMA_NO_NODE);
+	if (IS_ERR(c))
+		return PTR_ERR(c);
+	ifq->free = c;
+	/* Device memory and host memory: the host's is for copies. */
+	if (nr_cpu && nr_cpu < nr_bufs) {
+		c = netgpu_cache_create(nr_cpu, NUMA_NO_NODE);
+		if (IS_ERR(c))
+			return PTR_ERR(c);
+		ifq->copy = c;
 	}
-	for (i = 0; i < ifq->nr_areas; i++)
-		for (j = 0; j < ifq->areas[i].nr; j++)
-			WARN_ON_ONCE(netgpu_cache_put_any(ifq->free,
-							  &ifq->areas[i].niovs[j].buf));
+	for (i = 0; i < ifq->nr_areas; i++) {
+		struct netgpu_ifq_area *a = &ifq->areas[i];
+
+		a->home = a->cpu && ifq->copy ? ifq->copy : ifq->free;
+		for (j = 0; j < a->nr; j++)
+			netgpu_niov_put_home(&a->niovs[j]);
+	}
 
 	ifq->fill = netgpu_queue_create(NETGPU_QUEUE_FILL, fill->entries);
 	if (IS_ERR(ifq->fill)) {
@@ -776,12 +854,10 @@ void netgpu_ifq_scrub(struct netgpu_ifq *ifq)
 
 		for (j = 0; j < a->nr; j++) {
 			struct netgpu_niov *n = &a->niovs[j];
-			netmem_ref nm = netgpu_niov_netmem(n);
 			int nr = atomic_xchg(&n->uref, 0);
 
-			if (nr && !page_pool_unref_netmem(nm, nr))
-				page_pool_put_unrefed_netmem(n->niov.pp, nm,
-							     -1, false);
+			if (nr)
+				netgpu_niov_unref(n, nr);
 			cond_resched();
 		}
 	}
@@ -819,10 +895,11 @@ void netgpu_ifq_get_stats(struct netgpu_ifq *ifq, struct netgpu_stats *st)
 		for (j = 0; j < ifq->areas[i].nr; j++) {
 			struct netgpu_niov *n = &ifq->areas[i].niovs[j];
 
-			if (!READ_ONCE(n->niov.pp))
-				st->bufs_cache++;
-			else if (atomic_read(&n->uref))
+			/* A copy is in no pool. */
+			if (atomic_read(&n->uref))
 				st->bufs_user++;
+			else if (!READ_ONCE(n->niov.pp))
+				st->bufs_cache++;
 			else if (atomic_long_read(&n->niov.pp_ref_count) > 1)
 				st->bufs_stack++;
 			else
@@ -873,3 +950,144 @@ int netgpu_ifq_mmap(struct netgpu_ifq *ifq, struct vm_area_struct *vma)
 	return netgpu_queue_mmap(ifq->fill, vma);
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_mmap);
+
+/* ===== The receive path's side ===== */
+
+/* The list copies come from: NULL if the queue has no host memory. */
+static struct netgpu_cache *netgpu_ifq_copy_list(struct netgpu_ifq *ifq)
+{
+	/* Without @copy the areas are all host memory, or none is. */
+	if (ifq->copy)
+		return ifq->copy;
+	return ifq->areas[0].cpu ? ifq->free : NULL;
+}
+
+/**
+ * netgpu_ifq_can_copy() - may the receive path copy into this queue?
+ * @ifq: the queue
+ *
+ * Context: Any context.
+ * Return: true if @ifq is bound and has host memory.
+ */
+bool netgpu_ifq_can_copy(struct netgpu_ifq *ifq)
+{
+	return READ_ONCE(ifq->state) == NETGPU_IFQ_BOUND &&
+	       netgpu_ifq_copy_list(ifq);
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_can_copy);
+
+/**
+ * netgpu_ifq_rx_niov() - describe data the NIC wrote into a buffer
+ * @ifq: the queue @nm belongs to (netgpu_ifq_of_netmem())
+ * @nm: the buffer, a frag of an skb the caller holds
+ * @off: offset of the data in the buffer
+ * @len: its length
+ * @desc: the rx descriptor to fill in
+ *
+ * Makes the data visible to the CPU (a sync for the CPU while the device
+ * has the memory mapped) and hands the buffer to user space: a user
+ * reference, with its page_pool reference, that the fill ring or the
+ * scrub gives back.
+ *
+ * Context: Any context.
+ * Return: 0, or -EFAULT (and a warning) for data past the buffer's end.
+ */
+int netgpu_ifq_rx_niov(struct netgpu_ifq *ifq, netmem_ref nm, u32 off,
+		       u32 len, struct netgpu_rx_desc *desc)
+{
+	struct netgpu_niov *n = netgpu_niov_from_netmem(nm);
+	struct netgpu_ifq_area *a = n->area;
+	u64 boff = ((u64)n->buf.index << PAGE_SHIFT) + off;
+
+	/* The pool is order 0: no frag crosses a buffer's end. */
+	if (WARN_ON_ONCE(off >= PAGE_SIZE || len > PAGE_SIZE - off))
+		return -EFAULT;
+	/* The map goes under this lock when the device does. */
+	spin_lock_bh(&ifq->fill_lock);
+	if (a->h.map)
+		netgpu_dmamap_sync_for_cpu(a->h.map, boff, len);
+	spin_unlock_bh(&ifq->fill_lock);
+
+	netgpu_niov_get_uref(n);
+	desc->addr = a->h.start + boff;
+	desc->len = len;
+	desc->flags = 0;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_rx_niov);
+
+/* Write @len bytes of @skb from @off into the host buffer @n. */
+static int netgpu_niov_copy_skb(struct netgpu_niov *n,
+				const struct sk_buff *skb, u32 off, u32 len)
+{
+	u64 addr = netgpu_niov_addr(n);
+	struct page *page;
+	void *va;
+	int ret;
+
+	ret = netgpu_region_get_pages(n->buf.region, addr, &page, 1);
+	if (ret != 1)
+		return ret < 0 ? ret : -EFAULT;
+	va = kmap_local_page(page);
+	ret = skb_copy_bits(skb, off, va, len);
+	kunmap_local(va);
+	put_page(page);
+	return ret;
+}
+
+/**
+ * netgpu_ifq_rx_copy() - copy data that arrived in ordinary memory
+ * @ifq: a queue of the socket's context
+ * @skb: the data's skb (the caller holds it)
+ * @off: offset of the data in @skb
+ * @len: its length; at most a buffer's worth is copied
+ * @desc: the rx descriptor to fill in (NETGPU_RX_DESC_COPY)
+ *
+ * Copies into a free host buffer of @ifq, which user space then holds as
+ * any buffer of an rx descriptor.  The CPU writes host memory only.
+ *
+ * Context: Any context.
+ * Return: the number of bytes copied; -EOPNOTSUPP if @ifq has no host
+ * memory or is not bound; -ENOBUFS if no host buffer is free;
+ * -EFAULT if @skb is shorter than claimed, or the region's pages are
+ * gone (revoked).
+ */
+int netgpu_ifq_rx_copy(struct netgpu_ifq *ifq, const struct sk_buff *skb,
+		       u32 off, u32 len, struct netgpu_rx_desc *desc)
+{
+	struct netgpu_cache *list = NULL;
+	struct netgpu_buf *buf = NULL;
+	struct netgpu_niov *n;
+	int err;
+
+	len = min_t(u32, len, PAGE_SIZE);
+	spin_lock_bh(&ifq->fill_lock);
+	/* Bound: the scrub, which runs after unbind, sees the reference. */
+	if (ifq->state == NETGPU_IFQ_BOUND)
+		list = netgpu_ifq_copy_list(ifq);
+	if (list)
+		buf = netgpu_cache_get_napi(list);
+	if (buf) {
+		n = container_of(buf, struct netgpu_niov, buf);
+		/* In no pool: the user's reference is the only one. */
+		atomic_long_set(&n->niov.pp_ref_count, 1);
+		WRITE_ONCE(n->returned, false);
+		atomic_set(&n->uref, 1);
+	}
+	spin_unlock_bh(&ifq->fill_lock);
+	if (!buf)
+		return list ? -ENOBUFS : -EOPNOTSUPP;
+
+	err = netgpu_niov_copy_skb(n, skb, off, len);
+	if (err) {
+		/* Unless the scrub took it meanwhile: back to the list. */
+		if (netgpu_niov_put_uref(n))
+			netgpu_niov_unref(n, 1);
+		return err;
+	}
+	desc->addr = netgpu_niov_addr(n);
+	desc->len = len;
+	desc->flags = NETGPU_RX_DESC_COPY;
+	return len;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_rx_copy);

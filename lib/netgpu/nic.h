@@ -87,7 +87,9 @@ struct netgpu_memctx;
 struct netgpu_queue;
 struct netgpu_queue_geom;
 struct netgpu_region;
+struct netgpu_rx_desc;
 struct netgpu_stats;
+struct sk_buff;
 
 /**
  * struct netgpu_niov - one buffer of an interface queue
@@ -115,12 +117,18 @@ struct netgpu_niov {
  *	address
  * @nr: number of buffers
  * @niovs: @nr buffers
+ * @home: the free list the buffers go back to: the queue's, or its copy
+ *	list (&netgpu_ifq.copy)
+ * @cpu: the CPU can write the memory (host pages): the receive path may
+ *	copy data that arrived in ordinary memory into these buffers
  */
 struct netgpu_ifq_area {
 	struct netgpu_ifq	*ifq;
 	struct netgpu_mem_hold	h;
 	u32			nr;
 	struct netgpu_niov	*niovs;
+	struct netgpu_cache	*home;
+	bool			cpu;
 };
 
 /**
@@ -168,11 +176,20 @@ enum netgpu_ifq_state {
  * @areas: @nr_areas areas
  * @nr_areas: number of areas
  * @nr_bufs: buffers over all areas
- * @free: the free list
+ * @owner: an opaque cookie the owner sets after creating the queue (the
+ *	context does): the receive path describes only buffers of queues of
+ *	its own context
+ * @free: the free list the NIC's buffers come from
+ * @copy: with both device memory (dma-buf) and host memory in the queue,
+ *	the host buffers: kept off the NIC for the receive path's copies of
+ *	data that arrived in ordinary memory; else NULL (host-only queues
+ *	copy into buffers of @free)
  * @fill: the fill ring (user space produces)
- * @fill_lock: Protects: the fill ring's consumer side, the free list's
- *	NAPI tier, @cnt, @state changes.  Ordering: inside rtnl_lock, a
- *	leaf otherwise (page_pool's ring lock may be taken under it).
+ * @fill_lock: Protects: the fill ring's consumer side, the NAPI tiers of
+ *	@free and @copy, @cnt, @state changes, the areas' maps (&struct
+ *	netgpu_mem_hold.map) going.  Ordering: inside rtnl_lock and the
+ *	socket lock, a leaf otherwise (page_pool's ring lock may be taken
+ *	under it).
  * @cnt: fill-ring counters
  * @in_pool: buffers that entered a pool from the free list and have not
  *	been released to it again
@@ -188,7 +205,9 @@ struct netgpu_ifq {
 	struct netgpu_ifq_area	*areas;
 	u32			nr_areas;
 	u32			nr_bufs;
+	const void		*owner;
 	struct netgpu_cache	*free;
+	struct netgpu_cache	*copy;
 	struct netgpu_queue	*fill;
 	spinlock_t		fill_lock;	/* fill consumer, free NAPI tier */
 	struct netgpu_ifq_counters cnt;
@@ -209,6 +228,7 @@ static inline netmem_ref netgpu_niov_netmem(struct netgpu_niov *n)
 #if IS_ENABLED(CONFIG_NETGPU_NIC)
 struct netgpu_ifq *netgpu_ifq_create(struct netgpu_memctx *mc,
 				     struct netgpu_queue_geom *fill);
+void netgpu_ifq_get(struct netgpu_ifq *ifq);
 void netgpu_ifq_put(struct netgpu_ifq *ifq);
 int netgpu_ifq_check_dev(struct net_device *dev);
 int netgpu_ifq_bind(struct netgpu_ifq *ifq, struct net_device *dev,
@@ -221,6 +241,12 @@ __poll_t netgpu_ifq_poll(struct netgpu_ifq *ifq, struct file *file,
 			 struct poll_table_struct *wait);
 int netgpu_ifq_mmap(struct netgpu_ifq *ifq, struct vm_area_struct *vma);
 bool netgpu_ifq_owns(const struct netgpu_ifq *ifq, netmem_ref nm);
+struct netgpu_ifq *netgpu_ifq_of_netmem(netmem_ref nm);
+bool netgpu_ifq_can_copy(struct netgpu_ifq *ifq);
+int netgpu_ifq_rx_niov(struct netgpu_ifq *ifq, netmem_ref nm, u32 off,
+		       u32 len, struct netgpu_rx_desc *desc);
+int netgpu_ifq_rx_copy(struct netgpu_ifq *ifq, const struct sk_buff *skb,
+		       u32 off, u32 len, struct netgpu_rx_desc *desc);
 u64 netgpu_niov_addr(const struct netgpu_niov *n);
 void netgpu_niov_get_uref(struct netgpu_niov *n);
 void netgpu_ifq_set_mp_params(struct netgpu_ifq *ifq,

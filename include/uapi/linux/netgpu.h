@@ -170,17 +170,26 @@ struct netgpu_ring {
  * @addr: address of the data, in the address space of the regions
  *	attached to the context (&struct netgpu_add_region.addr)
  * @len: length of the data in bytes
- * @flags: none defined yet; 0
+ * @flags: NETGPU_RX_DESC_COPY, or 0
  *
- * The buffer holding @addr belongs to user space from the time the
+ * The buffer holding @addr (the page-sized buffer starting at @addr
+ * rounded down to the page size) belongs to user space from the time the
  * descriptor is in the ring until user space gives it back on the fill
- * ring of the interface queue it came from.
+ * ring of the interface queue it came from: once per descriptor, as
+ * several descriptors may name one buffer.
  */
 struct netgpu_rx_desc {
 	__u64	addr;
 	__u32	len;
 	__u32	flags;
 };
+
+/*
+ * &struct netgpu_rx_desc.flags: the data arrived in ordinary memory (before
+ * the queue was bound, or in a packet the NIC did not split) and the
+ * kernel copied it into a free buffer of a host region
+ */
+#define NETGPU_RX_DESC_COPY		(1U << 0)
 
 /**
  * struct netgpu_queue_geom - the geometry of a ring
@@ -280,7 +289,11 @@ struct netgpu_bind_queue {
  * @resv: 0
  *
  * Returns a socket-queue fd: mmap() it at @rx.mmap_offset for
- * @rx.mmap_size bytes to reach the rx ring.
+ * @rx.mmap_size bytes to reach the rx ring, and call NETGPU_SOCKQ_IOCTL_RECV
+ * on it to move the socket's data into the ring.  The socket must be a
+ * connected (or connecting) TCP socket of the IPv4 or IPv6 stack, with no
+ * upper layer protocol (kTLS, MPTCP) over it.  The socket-queue fd holds
+ * the socket: closing the socket's own fd does not end the stream.
  */
 struct netgpu_attach_socket {
 	__s32	sock_fd;
@@ -314,14 +327,22 @@ struct netgpu_attach_socket {
  *	these apart)
  * @bufs_stack: buffers the kernel holds more than once, now (an skb and
  *	its clone, or several skbs)
- * @bufs_rx_ring: buffers in rx ring descriptors user space has not
+ * @bufs_rx_ring: descriptors in rx rings that user space has not
  *	consumed, now
- * @bufs_user: buffers user space holds (consumed from an rx ring, not yet
- *	given back), now
+ * @bufs_user: buffers user space holds (in an rx ring, or consumed from
+ *	one and not yet given back), now
+ * @rx_descs: rx descriptors written
+ * @rx_bytes: bytes the rx descriptors describe, copies included
+ * @rx_copied: of @rx_bytes, bytes the kernel copied into host buffers
+ *	(NETGPU_RX_DESC_COPY)
+ * @rx_refused: frags of another context or memory provider, refused
+ *	(the read failed with ``-EFAULT``)
  *
- * The ``fill_*`` counters count since the queue was bound, the ``bufs_*``
- * gauges are a snapshot.  On a context fd, the sums over its interface
- * queues (all 0 while none is bound).
+ * The ``fill_*`` and ``rx_*`` counters count since the queue was bound or
+ * the socket attached, the ``bufs_*`` gauges are a snapshot.  An
+ * interface-queue fd has the ``fill_*`` and ``bufs_*`` fields except
+ * @bufs_rx_ring, a socket-queue fd @bufs_rx_ring and the ``rx_*`` fields;
+ * a context fd has the sums over its queues of both kinds.
  */
 struct netgpu_stats {
 	__u64	fill_taken;
@@ -337,14 +358,69 @@ struct netgpu_stats {
 	__u64	bufs_stack;
 	__u64	bufs_rx_ring;
 	__u64	bufs_user;
+	__u64	rx_descs;
+	__u64	rx_bytes;
+	__u64	rx_copied;
+	__u64	rx_refused;
 };
 
 #define NETGPU_STATS_SIZE_VER0		104
+#define NETGPU_STATS_SIZE_VER1		136
+
+/* ===== Socket queues ===== */
+
+/* &struct netgpu_recv.flags: return at once rather than wait for data */
+#define NETGPU_RECV_NONBLOCK		(1U << 0)
+
+/* &struct netgpu_recv.status: why the read stopped, besides "no more" */
+#define NETGPU_RECV_EOF			(1U << 0)
+#define NETGPU_RECV_RING_FULL		(1U << 1)
+#define NETGPU_RECV_READABLE		(1U << 2)
+#define NETGPU_RECV_NO_BUFFERS		(1U << 3)
+
+/**
+ * struct netgpu_recv - argument of NETGPU_SOCKQ_IOCTL_RECV
+ * @flags: in: NETGPU_RECV_NONBLOCK, or 0
+ * @status: out: NETGPU_RECV_EOF (the peer closed its side and every byte
+ *	was read), NETGPU_RECV_RING_FULL (the rx ring is full: consume it),
+ *	NETGPU_RECV_READABLE (the stream continues with bytes in ordinary
+ *	memory and the context has no host region to copy them into: read
+ *	them with recv() on the socket, which returns exactly those),
+ *	NETGPU_RECV_NO_BUFFERS (the same, but the host regions have no free
+ *	buffer: give buffers back, or recv() them)
+ * @descs: out: descriptors written to the rx ring
+ * @copies: out: of @descs, copies (NETGPU_RX_DESC_COPY)
+ * @bytes: out: bytes the descriptors describe
+ * @resv: 0
+ *
+ * Moves the data queued on the socket, in stream order, into the rx ring:
+ * payload the NIC wrote into buffers of the context's interface queues
+ * is described where it lies (zero copy), other bytes are copied or left
+ * in the socket as @status says.  Without NETGPU_RECV_NONBLOCK it waits
+ * (as recv() would, SO_RCVTIMEO included) until it has written at least
+ * one descriptor or has a @status to report.
+ *
+ * Return: 0 (the struct tells what happened); ``-EAGAIN`` with
+ * NETGPU_RECV_NONBLOCK and nothing to do; ``-EINTR``; ``-EFAULT`` for
+ * data of another context or memory provider, or for bytes in ordinary
+ * memory inside a packet whose other bytes are in netgpu memory when no
+ * host region can take them; the socket's pending error.
+ */
+struct netgpu_recv {
+	__u32	flags;
+	__u32	status;
+	__u32	descs;
+	__u32	copies;
+	__u64	bytes;
+	__u64	resv[2];
+};
+
+#define NETGPU_RECV_SIZE_VER0		40
 
 /*
  * ATTACH_DEV, ATTACH_REGION, DETACH_REGION return 0; BIND_QUEUE returns an
  * interface-queue fd and ATTACH_SOCKET a socket-queue fd (both O_CLOEXEC).
- * NETGPU_IOCTL_GET_STATS works on a context fd and on an interface-queue
+ * NETGPU_IOCTL_GET_STATS works on a context fd and on both kinds of queue
  * fd.
  */
 #define NETGPU_CTX_IOCTL_ATTACH_DEV \
@@ -359,5 +435,9 @@ struct netgpu_stats {
 	_IOWR(NETGPU_IOCTL_TYPE, 0x14, struct netgpu_attach_socket)
 #define NETGPU_IOCTL_GET_STATS \
 	_IOR(NETGPU_IOCTL_TYPE, 0x20, struct netgpu_stats)
+
+/* A socket-queue fd: NETGPU_SOCKQ_IOCTL_RECV, NETGPU_IOCTL_GET_STATS */
+#define NETGPU_SOCKQ_IOCTL_RECV \
+	_IOWR(NETGPU_IOCTL_TYPE, 0x30, struct netgpu_recv)
 
 #endif /* _UAPI_LINUX_NETGPU_H */

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netgpu socket queues: TCP payload in netgpu buffers becomes rx ring
+ * descriptors.  See the DOC in sock.h.
+ */
+
+#include <kunit/visibility.h>
+#include <linux/export.h>
+#include <linux/file.h>
+#include <linux/net.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+#include <uapi/linux/netgpu.h>
+
+#include "nic.h"
+#include "queue.h"
+#include "sock.h"
+
+/**
+ * netgpu_sockq_create() - attach a TCP socket to a context
+ * @ctx: the context; the caller holds a reference for the queue
+ * @sock_file: the socket's file; the queue takes over the caller's
+ *	reference on success
+ * @rx: in/out: the rx ring's geometry (validated here)
+ *
+ * Context: Process context, may sleep.
+ * Return: the queue; ERR_PTR(-ENOTSOCK) for a file that is no socket,
+ * -EOPNOTSUPP for a socket that is not plain TCP over IPv4 or IPv6
+ * (another protocol, or an upper layer such as kTLS or MPTCP owning its
+ * receive path), -EINVAL for a bad geometry, -ENOMEM.
+ */
+struct netgpu_sockq *netgpu_sockq_create(struct netgpu_ctx *ctx,
+					 struct file *sock_file,
+					 struct netgpu_queue_geom *rx)
+{
+	struct socket *sock = sock_from_file(sock_file);
+	struct netgpu_sockq *sq;
+	struct sock *sk;
+	int err;
+
+	if (!sock)
+		return ERR_PTR(-ENOTSOCK);
+	sk = sock->sk;
+	if (!sk || sk->sk_type != SOCK_STREAM ||
+	    sk->sk_protocol != IPPROTO_TCP ||
+	    (sk->sk_family != AF_INET && sk->sk_family != AF_INET6) ||
+	    READ_ONCE(sk->sk_prot)->recvmsg != tcp_recvmsg)
+		return ERR_PTR(-EOPNOTSUPP);
+	err = netgpu_queue_validate_geometry(NETGPU_QUEUE_RX, rx);
+	if (err)
+		return ERR_PTR(err);
+
+	sq = kzalloc(sizeof(*sq), GFP_KERNEL_ACCOUNT);
+	if (!sq)
+		return ERR_PTR(-ENOMEM);
+	sq->rx = netgpu_queue_create(NETGPU_QUEUE_RX, rx->entries);
+	if (IS_ERR(sq->rx)) {
+		err = PTR_ERR(sq->rx);
+		kfree(sq);
+		return ERR_PTR(err);
+	}
+	sq->ctx = ctx;
+	sq->sock_file = sock_file;
+	INIT_LIST_HEAD(&sq->node);
+	return sq;
+}
+EXPORT_SYMBOL_GPL(netgpu_sockq_create);
+
+/**
+ * netgpu_sockq_destroy() - free a socket queue
+ * @sq: the queue, no longer read
+ *
+ * Drops the socket's file and the ring (a mapping of it keeps its
+ * pages).  The buffers its descriptors named stay user references of
+ * their interface queues.
+ *
+ * Context: Process context.
+ */
+void netgpu_sockq_destroy(struct netgpu_sockq *sq)
+{
+	netgpu_queue_destroy(sq->rx);
+	fput(sq->sock_file);
+	kfree(sq);
+}
+EXPORT_SYMBOL_GPL(netgpu_sockq_destroy);
+
+/* One descriptor into the ring: the caller checked there is room. */
+static void netgpu_recv_post(struct netgpu_recv_state *st,
+			     const struct netgpu_rx_desc *d)
+{
+	WARN_ON_ONCE(netgpu_queue_prod_reserve_desc(st->sq->rx, d));
+	st->descs++;
+	st->bytes += d->len;
+	if (d->flags & NETGPU_RX_DESC_COPY) {
+		st->copies++;
+		st->copied += d->len;
+	}
+}
+
+static bool netgpu_recv_ring_full(struct netgpu_recv_state *st)
+{
+	if (netgpu_queue_nb_free(st->sq->rx))
+		return false;
+	st->status |= NETGPU_RECV_RING_FULL;
+	return true;
+}
+
+/*
+ * Bytes in ordinary memory with no host buffer to copy them into: recv()
+ * returns them if the whole skb is readable (tcp_recvmsg() refuses an
+ * skb with unreadable frags as a whole), else nothing can.
+ */
+static void netgpu_recv_no_copy(struct netgpu_recv_state *st,
+				const struct sk_buff *head)
+{
+	if (skb_frags_readable(head))
+		st->status |= NETGPU_RECV_READABLE;
+	else
+		st->err = -EFAULT;
+}
+
+/* [@off, @off + @len) of @skb, readable: copy into host buffers. */
+static int netgpu_recv_readable(struct netgpu_recv_state *st,
+				const struct sk_buff *head,
+				const struct sk_buff *skb, u32 off, u32 len)
+{
+	struct netgpu_rx_desc d;
+	u32 done = 0;
+	int ret;
+
+	if (!st->copy) {
+		netgpu_recv_no_copy(st, head);
+		return 0;
+	}
+	while (done < len && !netgpu_recv_ring_full(st)) {
+		ret = netgpu_ifq_rx_copy(st->copy, skb, off + done, len - done,
+					 &d);
+		if (ret == -ENOBUFS) {
+			st->status |= NETGPU_RECV_NO_BUFFERS;
+			break;
+		}
+		if (ret == -EOPNOTSUPP) {
+			/* The queue was unbound since the read began. */
+			netgpu_recv_no_copy(st, head);
+			break;
+		}
+		if (ret < 0) {
+			st->err = ret;
+			break;
+		}
+		netgpu_recv_post(st, &d);
+		done += ret;
+	}
+	return done;
+}
+
+/* [@off, @off + @len) of a net_iov frag: ours to describe, or refused. */
+static int netgpu_recv_niov(struct netgpu_recv_state *st,
+			    const skb_frag_t *frag, u32 off, u32 len)
+{
+	netmem_ref nm = skb_frag_netmem(frag);
+	struct netgpu_ifq *ifq = netgpu_ifq_of_netmem(nm);
+	struct netgpu_rx_desc d;
+	int err;
+
+	if (!ifq || ifq->owner != st->sq->ctx) {
+		st->sq->cnt.refused++;
+		st->err = -EFAULT;
+		return 0;
+	}
+	if (netgpu_recv_ring_full(st))
+		return 0;
+	err = netgpu_ifq_rx_niov(ifq, nm, skb_frag_off(frag) + off, len, &d);
+	if (err) {
+		st->err = err;
+		return 0;
+	}
+	netgpu_recv_post(st, &d);
+	return len;
+}
+
+static int netgpu_recv_walk(struct netgpu_recv_state *st,
+			    const struct sk_buff *head, struct sk_buff *skb,
+			    u32 offset, u32 len)
+{
+	u32 start = skb_headlen(skb), end, n, done = 0;
+	struct sk_buff *frag_iter;
+	int i, ret;
+
+	if (offset < start) {
+		n = min(len, start - offset);
+		ret = netgpu_recv_readable(st, head, skb, offset, n);
+		done += ret;
+		if (ret < n)
+			return done;
+	}
+	for (i = 0; i < skb_shinfo(skb)->nr_frags && done < len; i++) {
+		const skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+
+		end = start + skb_frag_size(frag);
+		if (offset + done < end) {
+			u32 off = offset + done - start;
+
+			n = min(len - done, end - (offset + done));
+			if (skb_frag_is_net_iov(frag))
+				ret = netgpu_recv_niov(st, frag, off, n);
+			else
+				ret = netgpu_recv_readable(st, head, skb,
+							   offset + done, n);
+			done += ret;
+			if (ret < n)
+				return done;
+		}
+		start = end;
+	}
+	skb_walk_frags(skb, frag_iter) {
+		if (done >= len)
+			break;
+		end = start + frag_iter->len;
+		if (offset + done < end) {
+			n = min(len - done, end - (offset + done));
+			ret = netgpu_recv_walk(st, head, frag_iter,
+					       offset + done - start, n);
+			done += ret;
+			if (ret < n)
+				return done;
+		}
+		start = end;
+	}
+	return done;
+}
+
+/**
+ * netgpu_sockq_recv_skb() - the receive actor on one skb
+ * @st: the read
+ * @skb: an skb of the socket's receive queue
+ * @offset: first byte to read
+ * @len: bytes to read
+ *
+ * Walks the linear part, the frags and the frag list of @skb in stream
+ * order, describing, copying or stopping as the socket receive path's DOC
+ * says; what stops it is left in @st.
+ *
+ * Context: Process context, under the socket lock (tcp_read_sock()).
+ * Return: the bytes consumed, from 0 to @len.
+ */
+VISIBLE_IF_KUNIT int netgpu_sockq_recv_skb(struct netgpu_recv_state *st,
+					   struct sk_buff *skb, u32 offset,
+					   u32 len)
+{
+	if (st->err || st->status)
+		return 0;
+	return netgpu_recv_walk(st, skb, skb, offset, len);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_sockq_recv_skb);
+
+static int netgpu_sockq_actor(read_descriptor_t *desc, struct sk_buff *skb,
+			      unsigned int offset, size_t len)
+{
+	return netgpu_sockq_recv_skb(desc->arg.data, skb, offset,
+				     min_t(size_t, len, U32_MAX));
+}
+
+/* Everything read, and the peer sent its FIN: the stream is over. */
+static bool netgpu_sockq_eof(struct sock *sk)
+{
+	return (sk->sk_shutdown & RCV_SHUTDOWN) &&
+	       skb_queue_empty(&sk->sk_receive_queue);
+}
+
+/**
+ * netgpu_sockq_recv() - move a socket's data into its rx ring
+ * @sq: the queue
+ * @copy: an interface queue to copy readable bytes into (the caller
+ *	holds a reference), or NULL
+ * @r: in: &struct netgpu_recv.flags; out: the rest
+ *
+ * NETGPU_SOCKQ_IOCTL_RECV (see the uapi header): reads until the receive
+ * queue is empty, the ring is full or something stops the read; waits,
+ * unless NETGPU_RECV_NONBLOCK, while there is nothing at all to do.
+ *
+ * Context: Process context, may sleep.  Takes the socket lock.
+ * Return: 0; -EAGAIN, -EINTR (or -ERESTARTSYS), -ENOTCONN (a listening
+ * or closed socket), the socket's error; -EFAULT if the read stopped at
+ * data it may not describe before writing any descriptor.
+ */
+int netgpu_sockq_recv(struct netgpu_sockq *sq, struct netgpu_ifq *copy,
+		      struct netgpu_recv *r)
+{
+	struct sock *sk = sock_from_file(sq->sock_file)->sk;
+	struct netgpu_recv_state st = { .sq = sq, .copy = copy };
+	read_descriptor_t desc = { .arg.data = &st, .count = 1 };
+	long timeo;
+	int ret;
+
+	lock_sock(sk);
+	timeo = sock_rcvtimeo(sk, r->flags & NETGPU_RECV_NONBLOCK);
+	for (;;) {
+		ret = tcp_read_sock(sk, &desc, netgpu_sockq_actor);
+		if (st.descs || st.status || st.err || ret < 0)
+			break;
+		if (sk->sk_err) {
+			ret = sock_error(sk);
+			break;
+		}
+		if (netgpu_sockq_eof(sk))
+			break;
+		if (sk->sk_state == TCP_CLOSE) {
+			ret = -ENOTCONN;
+			break;
+		}
+		if (!timeo) {
+			ret = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			ret = sock_intr_errno(timeo);
+			break;
+		}
+		sk_wait_data(sk, &timeo, NULL);
+	}
+	if (netgpu_sockq_eof(sk))
+		st.status |= NETGPU_RECV_EOF;
+	netgpu_queue_prod_submit(sq->rx);
+	sq->cnt.descs += st.descs;
+	sq->cnt.bytes += st.bytes;
+	sq->cnt.copied += st.copied;
+	release_sock(sk);
+
+	r->status = st.status;
+	r->descs = st.descs;
+	r->copies = st.copies;
+	r->bytes = st.bytes;
+	if (st.descs || st.status)
+		return 0;
+	if (st.err)
+		return st.err;
+	return ret < 0 ? ret : 0;
+}
+EXPORT_SYMBOL_GPL(netgpu_sockq_recv);
+
+/**
+ * netgpu_sockq_poll() - poll() of a socket queue's file
+ * @sq: the queue
+ * @file: the file
+ * @wait: poll table
+ *
+ * Waits on the socket: data queued on it is what the next
+ * NETGPU_SOCKQ_IOCTL_RECV moves.
+ *
+ * Context: Process context.
+ * Return: ``EPOLLIN | EPOLLRDNORM`` while the rx ring holds descriptors
+ * user space has not consumed or the socket has data; the socket's
+ * ``EPOLLRDHUP``, ``EPOLLHUP`` and ``EPOLLERR``.
+ */
+__poll_t netgpu_sockq_poll(struct netgpu_sockq *sq, struct file *file,
+			   poll_table *wait)
+{
+	struct netgpu_ring *ring = netgpu_queue_ring(sq->rx);
+	__poll_t mask;
+
+	mask = vfs_poll(sq->sock_file, wait);
+	mask &= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP | EPOLLHUP | EPOLLERR;
+	if (READ_ONCE(ring->prod) != READ_ONCE(ring->cons))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	return mask;
+}
+EXPORT_SYMBOL_GPL(netgpu_sockq_poll);
+
+/**
+ * netgpu_sockq_mmap() - map a socket queue's rx ring
+ * @sq: the queue
+ * @vma: the mapping, at NETGPU_OFF_RX_RING
+ *
+ * Context: Process context, mmap lock held.
+ * Return: 0 or netgpu_queue_mmap()'s error.
+ */
+int netgpu_sockq_mmap(struct netgpu_sockq *sq, struct vm_area_struct *vma)
+{
+	return netgpu_queue_mmap(sq->rx, vma);
+}
+EXPORT_SYMBOL_GPL(netgpu_sockq_mmap);
+
+/**
+ * netgpu_sockq_get_stats() - add a socket queue's counters
+ * @sq: the queue
+ * @st: the sums to add to
+ *
+ * Context: Process context, may sleep.  Takes the socket lock.
+ */
+void netgpu_sockq_get_stats(struct netgpu_sockq *sq, struct netgpu_stats *st)
+{
+	struct sock *sk = sock_from_file(sq->sock_file)->sk;
+	struct netgpu_ring *ring = netgpu_queue_ring(sq->rx);
+	u32 n;
+
+	lock_sock(sk);
+	st->rx_descs += sq->cnt.descs;
+	st->rx_bytes += sq->cnt.bytes;
+	st->rx_copied += sq->cnt.copied;
+	st->rx_refused += sq->cnt.refused;
+	/* User space writes ->cons: never more than the ring holds. */
+	n = READ_ONCE(ring->prod) - READ_ONCE(ring->cons);
+	st->bufs_rx_ring += min(n, netgpu_queue_nentries(sq->rx));
+	release_sock(sk);
+}
+EXPORT_SYMBOL_GPL(netgpu_sockq_get_stats);
