@@ -26,12 +26,14 @@
 #include <net/page_pool/helpers.h>
 #include <uapi/linux/netgpu.h>
 
+#include "ctx.h"
 #include "fail_nth.h"
 #include "mem_priv.h"
 #include "mock_gpu.h"
 #include "mock_nic.h"
 #include "nic.h"
 #include "queue.h"
+#include "sock.h"
 #include "splat.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
@@ -1085,7 +1087,643 @@ static struct kunit_suite nic_test_suite = {
 	.test_cases = nic_test_cases,
 };
 
-kunit_test_suite(nic_test_suite);
+/* ===== The socket receive path (suite netgpu_sock) ===== */
 
-MODULE_DESCRIPTION("KUnit tests for the netgpu NIC interface");
+/**
+ * struct sock_fix - a socket queue without a socket, for the actor
+ * @ctx: the context the queue and "our" interface queues belong to (a
+ *	cookie: the actor only compares it)
+ * @sq: the socket queue
+ * @st: the read in progress
+ */
+struct sock_fix {
+	struct netgpu_ctx	*ctx;
+	struct netgpu_sockq	sq;
+	struct netgpu_recv_state st;
+};
+
+static void sock_queue_destroy_action(void *q)
+{
+	netgpu_queue_destroy(q);
+}
+
+/* An rx ring of @entries, @used of them holding descriptors already. */
+static struct netgpu_queue *sock_ring(struct kunit *test, u32 entries,
+				      u32 used)
+{
+	struct netgpu_rx_desc d = {};
+	struct netgpu_queue *q;
+
+	q = netgpu_queue_create(NETGPU_QUEUE_RX, entries);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, q);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							sock_queue_destroy_action,
+							q), 0);
+	while (used--)
+		KUNIT_ASSERT_EQ(test, netgpu_queue_prod_reserve_desc(q, &d), 0);
+	netgpu_queue_prod_submit(q);
+	return q;
+}
+
+/* A fresh read of @ifq's context into a ring of @entries. */
+static struct sock_fix *sock_fix(struct kunit *test, struct netgpu_ifq *ifq,
+				 u32 entries)
+{
+	struct sock_fix *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->ctx = kunit_kzalloc(test, sizeof(*s->ctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s->ctx);
+	ifq->owner = s->ctx;
+	s->sq.ctx = s->ctx;
+	s->sq.rx = sock_ring(test, entries, 0);
+	s->st.sq = &s->sq;
+	return s;
+}
+
+/* The next descriptor user space would consume. */
+static struct netgpu_rx_desc sock_next(struct kunit *test, struct sock_fix *s)
+{
+	struct netgpu_rx_desc d = {};
+
+	netgpu_queue_prod_submit(s->sq.rx);
+	KUNIT_EXPECT_TRUE(test, netgpu_queue_cons_peek_desc(s->sq.rx, &d));
+	netgpu_queue_cons_release(s->sq.rx, 1);
+	return d;
+}
+
+/* @n buffers of @pp in an skb of @len bytes each, headers pulled as TCP does. */
+static struct sk_buff *sock_skb(struct kunit *test, struct nic_fix *f,
+				struct page_pool *pp, netmem_ref *nm,
+				unsigned int n, unsigned int len)
+{
+	struct sk_buff *skb;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		nm[i] = mock_nic_alloc(pp);
+		KUNIT_ASSERT_TRUE(test, nic_some(nm[i]));
+	}
+	skb = mock_nic_rx_skb(f->nic, nm, n, len);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	__skb_pull(skb, MOCK_NIC_HLEN);
+	return skb;
+}
+
+/* An skb of ordinary memory: @lin bytes linear, @frag in a page frag. */
+static struct sk_buff *sock_plain_skb(struct kunit *test, const u8 *data,
+				      unsigned int lin, unsigned int frag)
+{
+	struct sk_buff *skb = alloc_skb(lin, GFP_KERNEL);
+	struct page *page;
+
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb_put_data(skb, data, lin);
+	if (frag) {
+		page = alloc_page(GFP_KERNEL);
+		if (!page)
+			kfree_skb(skb);
+		KUNIT_ASSERT_NOT_NULL(test, page);
+		memcpy(page_address(page), data + lin, frag);
+		skb_add_rx_frag(skb, 0, page, 0, frag, PAGE_SIZE);
+	}
+	return skb;
+}
+
+/*
+ * Take every buffer left in @pp's cache, so that the next allocation
+ * refills from the fill ring; the pool's first refill took them all (up
+ * to PP_ALLOC_CACHE_REFILL) from the free list.
+ */
+static int sock_drain(struct page_pool *pp, netmem_ref *nm, int max)
+{
+	int n = 0;
+
+	while (n < max && nic_alloc_into(pp, &nm[n]))
+		n++;
+	return n;
+}
+
+static void sock_put_all(struct page_pool *pp, netmem_ref *nm, int n)
+{
+	while (n--)
+		page_pool_put_full_netmem(pp, nm[n], false);
+}
+
+static int sock_uref(netmem_ref nm)
+{
+	return atomic_read(&netgpu_niov_from_netmem(nm)->uref);
+}
+
+/* @len bytes at user address @addr are @want. */
+static void sock_expect_user(struct kunit *test, u64 addr, const u8 *want,
+			     u32 len)
+{
+	u8 *got = kunit_kmalloc(test, len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, got);
+	KUNIT_ASSERT_EQ(test, copy_from_user(got, u64_to_user_ptr(addr), len),
+			0);
+	KUNIT_EXPECT_EQ(test, memcmp(got, want, len), 0);
+}
+
+static u8 *sock_pattern(struct kunit *test, size_t len, u8 seed)
+{
+	u8 *p = kunit_kmalloc(test, len, GFP_KERNEL);
+	size_t i;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	for (i = 0; i < len; i++)
+		p[i] = seed + i * 7 + (i >> 8);
+	return p;
+}
+
+/*
+ * Frags of the context's queue become descriptors where they lie, in
+ * order, each with one user reference; a read may start and stop inside
+ * a frag; user space gives the buffers back through the fill ring.
+ */
+static void netgpu_sock_test_frags(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	u8 *data = sock_pattern(test, 1000, 3);
+	struct netgpu_rx_desc d;
+	struct sk_buff *skb;
+	netmem_ref nm[3], rest[8];
+	int i, n;
+
+	skb = sock_skb(test, f, pp, nm, 3, 1000);
+	n = sock_drain(pp, rest, ARRAY_SIZE(rest));
+	KUNIT_EXPECT_EQ(test, n, 5);
+	KUNIT_EXPECT_EQ(test, skb_headlen(skb), 0);
+	/* What "the device" wrote, seen by user space at the address. */
+	KUNIT_ASSERT_EQ(test, copy_to_user(u64_to_user_ptr(nic_addr(nm[1])),
+					   data, 1000), 0);
+
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 500, 1500),
+			1500);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 2000, 1000),
+			1000);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 3);
+	KUNIT_EXPECT_EQ(test, s->st.bytes, 2500);
+	KUNIT_EXPECT_EQ(test, s->st.copies, 0);
+	KUNIT_EXPECT_EQ(test, s->st.status, 0);
+	KUNIT_EXPECT_EQ(test, s->st.err, 0);
+
+	d = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d.addr, nic_addr(nm[0]) + 500);
+	KUNIT_EXPECT_EQ(test, d.len, 500);
+	KUNIT_EXPECT_EQ(test, d.flags, 0);
+	d = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d.addr, nic_addr(nm[1]));
+	KUNIT_EXPECT_EQ(test, d.len, 1000);
+	sock_expect_user(test, d.addr, data, d.len);
+	d = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d.addr, nic_addr(nm[2]));
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, sock_uref(nm[i]), 1);
+
+	/* The stack lets go; user space holds them, then gives them back. */
+	kfree_skb(skb);
+	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
+	for (i = 0; i < 3; i++)
+		mock_nic_fill(ifq, nic_addr(nm[i]));
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_TRUE(test, nic_alloc_into(pp, &nm[i]));
+		KUNIT_EXPECT_EQ(test, sock_uref(nm[i]), 0);
+	}
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 3);
+	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 8);
+	sock_put_all(pp, nm, 3);
+	sock_put_all(pp, rest, n);
+	nic_pool_done(test, ifq, pp);
+}
+
+/*
+ * A frag of another context's queue is refused (-EFAULT, counted),
+ * nothing described and no reference taken; the read stays stopped.
+ */
+static void netgpu_sock_test_foreign(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct sk_buff *skb;
+	netmem_ref nm[2];
+
+	skb = sock_skb(test, f, pp, nm, 2, 100);
+	ifq->owner = test;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 200), 0);
+	KUNIT_EXPECT_EQ(test, s->st.err, -EFAULT);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 0);
+	KUNIT_EXPECT_EQ(test, s->sq.cnt.refused, 1);
+	KUNIT_EXPECT_EQ(test, sock_uref(nm[0]), 0);
+	/* Ours again: still stopped until the next read. */
+	ifq->owner = s->ctx;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 200), 0);
+	KUNIT_EXPECT_TRUE(test, netgpu_queue_empty(s->sq.rx));
+	kfree_skb(skb);
+	nic_pool_done(test, ifq, pp);
+}
+
+/*
+ * Readable bytes with no host buffer to copy them into: an skb all in
+ * ordinary memory is left for recv() (READABLE); readable bytes before
+ * netgpu frags of the same skb cannot be delivered at all (-EFAULT).
+ */
+static void netgpu_sock_test_readable(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	u8 *data = sock_pattern(test, 300, 9);
+	struct sk_buff *skb;
+	netmem_ref nm;
+
+	skb = sock_plain_skb(test, data, 100, 200);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 300), 0);
+	KUNIT_EXPECT_EQ(test, s->st.status, NETGPU_RECV_READABLE);
+	KUNIT_EXPECT_EQ(test, s->st.err, 0);
+	/* Also for the page frag alone, past the linear part. */
+	s->st.status = 0;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 100, 200), 0);
+	KUNIT_EXPECT_EQ(test, s->st.status, NETGPU_RECV_READABLE);
+	kfree_skb(skb);
+
+	s->st.status = 0;
+	skb = sock_skb(test, f, pp, &nm, 1, 100);
+	__skb_push(skb, MOCK_NIC_HLEN);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0,
+						    MOCK_NIC_HLEN + 100), 0);
+	KUNIT_EXPECT_EQ(test, s->st.err, -EFAULT);
+	KUNIT_EXPECT_EQ(test, s->st.status, 0);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 0);
+	kfree_skb(skb);
+	nic_pool_done(test, ifq, pp);
+}
+
+/*
+ * With host memory, readable bytes are copied into free buffers, one
+ * descriptor per buffer (NETGPU_RX_DESC_COPY), in stream order with the
+ * frags around them; copies come back to the free list, never into a
+ * pool.
+ */
+static void netgpu_sock_test_copy(struct kunit *test)
+{
+	/* More buffers than the pool's first refill takes (64). */
+	struct nic_fix *f = nic_fix(test, PP_ALLOC_CACHE_REFILL + 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	u8 *data = sock_pattern(test, 100 + PAGE_SIZE, 1);
+	netmem_ref nm, rest[PP_ALLOC_CACHE_REFILL];
+	struct netgpu_rx_desc d[4];
+	struct netgpu_stats st = {};
+	struct sk_buff *skb;
+	int i, n;
+
+	s->st.copy = ifq;
+	/* 100 bytes of linear data, then netgpu's frag (an unsplit header). */
+	skb = sock_plain_skb(test, data, 100, 0);
+	KUNIT_ASSERT_TRUE(test, nic_alloc_into(pp, &nm));
+	skb_add_rx_frag_netmem(skb, 0, nm, 0, 50, PAGE_SIZE);
+	skb_mark_for_recycle(skb);
+
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 150), 150);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 2);
+	KUNIT_EXPECT_EQ(test, s->st.copies, 1);
+	KUNIT_EXPECT_EQ(test, s->st.copied, 100);
+	d[0] = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d[0].flags, NETGPU_RX_DESC_COPY);
+	KUNIT_EXPECT_EQ(test, d[0].len, 100);
+	KUNIT_EXPECT_EQ(test, offset_in_page(d[0].addr), 0);
+	sock_expect_user(test, d[0].addr, data, 100);
+	d[1] = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d[1].addr, nic_addr(nm));
+	KUNIT_EXPECT_EQ(test, d[1].flags, 0);
+	kfree_skb(skb);
+
+	/* A page of readable data in two parts: two buffers. */
+	skb = sock_plain_skb(test, data + 100, 10, PAGE_SIZE - 10);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, PAGE_SIZE),
+			PAGE_SIZE);
+	d[2] = sock_next(test, s);
+	d[3] = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d[2].len, 10);
+	KUNIT_EXPECT_EQ(test, d[3].len, PAGE_SIZE - 10);
+	sock_expect_user(test, d[2].addr, data + 100, d[2].len);
+	sock_expect_user(test, d[3].addr, data + 110, d[3].len);
+	kfree_skb(skb);
+
+	netgpu_ifq_get_stats(ifq, &st);
+	KUNIT_EXPECT_EQ(test, st.bufs_user, 4);
+	for (i = 0; i < 4; i++)
+		mock_nic_fill(ifq, ALIGN_DOWN(d[i].addr, PAGE_SIZE));
+	/* The next refill takes them: copies to the free list, @nm to @pp. */
+	n = sock_drain(pp, rest, ARRAY_SIZE(rest));
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 4);
+	sock_put_all(pp, rest, n);
+	memset(&st, 0, sizeof(st));
+	netgpu_ifq_get_stats(ifq, &st);
+	KUNIT_EXPECT_EQ(test, st.bufs_user, 0);
+	nic_pool_done(test, ifq, pp);
+	memset(&st, 0, sizeof(st));
+	netgpu_ifq_get_stats(ifq, &st);
+	KUNIT_EXPECT_EQ(test, st.bufs_cache, f->nr);
+}
+
+/*
+ * A queue of device memory and host memory: the NIC gets the device's
+ * buffers only, copies go to host buffers only (the CPU never writes
+ * device memory), and run out as NETGPU_RECV_NO_BUFFERS.
+ */
+static void netgpu_sock_test_copy_mixed(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 2);
+	struct netgpu_region *gr;
+	struct netgpu_ifq *ifq;
+	struct page_pool *pp;
+	struct sock_fix *s;
+	u8 *data = sock_pattern(test, 64, 5);
+	struct netgpu_stats st = {};
+	struct netgpu_rx_desc d;
+	struct sk_buff *skb;
+	netmem_ref nm[16];
+	int i, n = 0;
+
+	nic_gpu_region(test, f, f->mc, 1ULL << 40, &gr);
+	ifq = nic_ifq(test, f);
+	KUNIT_ASSERT_NOT_NULL(test, ifq->copy);
+	KUNIT_ASSERT_LE(test, ifq->nr_bufs, ARRAY_SIZE(nm));
+	pp = nic_pool(test, f, ifq);
+	s = sock_fix(test, ifq, 8);
+	s->st.copy = ifq;
+	while (n < ARRAY_SIZE(nm) && nic_alloc_into(pp, &nm[n])) {
+		KUNIT_EXPECT_GE(test, nic_addr(nm[n]), 1ULL << 40);
+		n++;
+	}
+	KUNIT_EXPECT_EQ(test, n, ifq->nr_bufs - 2);
+	for (i = 0; i < n; i++)
+		page_pool_put_full_netmem(pp, nm[i], false);
+
+	skb = sock_plain_skb(test, data, 64, 0);
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 64),
+				64);
+		d = sock_next(test, s);
+		KUNIT_EXPECT_EQ(test, d.flags, NETGPU_RX_DESC_COPY);
+		KUNIT_EXPECT_LT(test, d.addr, f->addr + 2 * PAGE_SIZE);
+		KUNIT_EXPECT_GE(test, d.addr, f->addr);
+		sock_expect_user(test, d.addr, data, 64);
+	}
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 64), 0);
+	KUNIT_EXPECT_EQ(test, s->st.status, NETGPU_RECV_NO_BUFFERS);
+	kfree_skb(skb);
+	/* Scrubbed, the copies go home; the pool lets the rest go. */
+	netgpu_ifq_scrub(ifq);
+	nic_pool_done(test, ifq, pp);
+	netgpu_ifq_get_stats(ifq, &st);
+	KUNIT_EXPECT_EQ(test, st.bufs_cache, ifq->nr_bufs);
+	KUNIT_EXPECT_EQ(test, st.bufs_user, 0);
+}
+
+/* An skb whose payload is in its frag list: every part, in order. */
+static void netgpu_sock_test_frag_list(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct sk_buff *head, *c1, *c2;
+	struct netgpu_rx_desc d;
+	netmem_ref nm[3];
+
+	head = sock_skb(test, f, pp, &nm[0], 1, 300);
+	c1 = sock_skb(test, f, pp, &nm[1], 1, 700);
+	c2 = sock_skb(test, f, pp, &nm[2], 1, 500);
+	skb_shinfo(head)->frag_list = c1;
+	c1->next = c2;
+	head->len += c1->len + c2->len;
+	head->data_len += c1->len + c2->len;
+
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, head, 100, 1300),
+			1300);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 3);
+	d = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d.addr, nic_addr(nm[0]) + 100);
+	KUNIT_EXPECT_EQ(test, d.len, 200);
+	d = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d.addr, nic_addr(nm[1]));
+	KUNIT_EXPECT_EQ(test, d.len, 700);
+	d = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d.addr, nic_addr(nm[2]));
+	KUNIT_EXPECT_EQ(test, d.len, 400);
+	kfree_skb(head);
+	netgpu_ifq_scrub(ifq);
+	nic_pool_done(test, ifq, pp);
+}
+
+/*
+ * The ring fills after k of an skb's six frags, for every k: exactly k
+ * described and referenced, the read stopped with RING_FULL (unless all
+ * six fit), the rest left for the next read.
+ */
+static void netgpu_sock_test_ring_full(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct sk_buff *skb;
+	netmem_ref nm[6];
+	int k, i;
+
+	skb = sock_skb(test, f, pp, nm, 6, 100);
+	for (k = 0; k <= 6; k++) {
+		memset(&s->st, 0, sizeof(s->st));
+		s->st.sq = &s->sq;
+		s->sq.rx = sock_ring(test, 8, 8 - k);
+		KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 600),
+				k * 100);
+		KUNIT_EXPECT_EQ(test, s->st.descs, k);
+		KUNIT_EXPECT_EQ(test, s->st.status,
+				k < 6 ? NETGPU_RECV_RING_FULL : 0);
+		for (i = 0; i < 6; i++)
+			KUNIT_EXPECT_EQ(test, sock_uref(nm[i]), i < k);
+		netgpu_ifq_scrub(ifq);
+	}
+	kfree_skb(skb);
+	nic_pool_done(test, ifq, pp);
+}
+
+/* The loopback device up, for real TCP connections in init_net. */
+static void sock_lo_up(struct kunit *test)
+{
+	int err;
+
+	rtnl_lock();
+	err = dev_change_flags(init_net.loopback_dev,
+			       init_net.loopback_dev->flags | IFF_UP, NULL);
+	rtnl_unlock();
+	KUNIT_ASSERT_EQ(test, err, 0);
+}
+
+static void sock_release_action(void *sock)
+{
+	sock_release(sock);
+}
+
+static struct socket *sock_tcp(struct kunit *test)
+{
+	struct socket *sock;
+
+	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
+					       IPPROTO_TCP, &sock), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							sock_release_action,
+							sock), 0);
+	return sock;
+}
+
+/* A connected pair on 127.0.0.1: *@cli's peer, as a file. */
+static struct file *sock_pair(struct kunit *test, struct socket **cli)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct socket *lsn = sock_tcp(test), *acc;
+	struct file *file;
+
+	sock_lo_up(test);
+	KUNIT_ASSERT_EQ(test, kernel_bind(lsn, (struct sockaddr *)&sin,
+					  sizeof(sin)), 0);
+	KUNIT_ASSERT_EQ(test, kernel_listen(lsn, 1), 0);
+	KUNIT_ASSERT_GE(test, kernel_getsockname(lsn, (struct sockaddr *)&sin),
+			0);
+	*cli = sock_tcp(test);
+	KUNIT_ASSERT_EQ(test, kernel_connect(*cli, (struct sockaddr *)&sin,
+					     sizeof(sin), 0), 0);
+	KUNIT_ASSERT_EQ(test, kernel_accept(lsn, &acc, 0), 0);
+	file = sock_alloc_file(acc, O_RDWR, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	return file;
+}
+
+static void sock_send(struct kunit *test, struct socket *sock, const u8 *p,
+		      size_t len)
+{
+	struct kvec iov = { .iov_base = (void *)p, .iov_len = len };
+	struct msghdr msg = {};
+
+	KUNIT_ASSERT_EQ(test, kernel_sendmsg(sock, &msg, &iov, 1, len), len);
+}
+
+/*
+ * A real TCP stream over loopback (ordinary memory: every byte readable)
+ * through netgpu_sockq_recv(): nothing yet is -EAGAIN without waiting;
+ * without a host queue the read says READABLE and recv() gets the bytes;
+ * with one every byte is copied, in order, and the end of the stream is
+ * reported once read.
+ */
+static void netgpu_sock_test_tcp(struct kunit *test)
+{
+	const size_t len = 5 * PAGE_SIZE + 123;
+	struct netgpu_queue_geom g = { .entries = 64,
+				       .entry_size = sizeof(struct netgpu_rx_desc) };
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	u8 *data = sock_pattern(test, len, 11), *got;
+	struct netgpu_recv r = { .flags = NETGPU_RECV_NONBLOCK };
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct netgpu_sockq *sq;
+	struct socket *cli;
+	struct kvec iov;
+	struct msghdr msg = {};
+	struct file *file;
+	size_t done = 0;
+
+	file = sock_pair(test, &cli);
+	sq = netgpu_sockq_create(s->ctx, file, &g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
+	KUNIT_EXPECT_EQ(test, g.mmap_offset, NETGPU_OFF_RX_RING);
+
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), -EAGAIN);
+
+	sock_send(test, cli, data, 100);
+	r.flags = 0;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, NULL, &r), 0);
+	KUNIT_EXPECT_EQ(test, r.status, NETGPU_RECV_READABLE);
+	KUNIT_EXPECT_EQ(test, r.descs, 0);
+	got = kunit_kzalloc(test, 100, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, got);
+	iov.iov_base = got;
+	iov.iov_len = 100;
+	KUNIT_EXPECT_EQ(test, kernel_recvmsg(sock_from_file(file), &msg, &iov,
+					     1, 100, 0), 100);
+	KUNIT_EXPECT_EQ(test, memcmp(got, data, 100), 0);
+
+	sock_send(test, cli, data + 100, len - 100);
+	KUNIT_ASSERT_EQ(test, kernel_sock_shutdown(cli, SHUT_WR), 0);
+	done = 100;
+	while (!(r.status & NETGPU_RECV_EOF)) {
+		struct netgpu_rx_desc d;
+
+		memset(&r, 0, sizeof(r));
+		KUNIT_ASSERT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), 0);
+		netgpu_queue_prod_submit(sq->rx);
+		while (netgpu_queue_cons_peek_desc(sq->rx, &d)) {
+			KUNIT_ASSERT_EQ(test, d.flags, NETGPU_RX_DESC_COPY);
+			KUNIT_ASSERT_LE(test, done + d.len, len);
+			sock_expect_user(test, d.addr, data + done, d.len);
+			done += d.len;
+			netgpu_queue_cons_release(sq->rx, 1);
+			mock_nic_fill(ifq, ALIGN_DOWN(d.addr, PAGE_SIZE));
+		}
+		/* Buffers given back reach the free list at a refill. */
+		if (r.status & NETGPU_RECV_NO_BUFFERS) {
+			struct page_pool *pp = nic_pool(test, f, ifq);
+			netmem_ref nm;
+
+			KUNIT_EXPECT_TRUE(test, nic_alloc_into(pp, &nm));
+			page_pool_put_full_netmem(pp, nm, false);
+			nic_pool_done(test, ifq, pp);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, done, len);
+	KUNIT_EXPECT_EQ(test, sq->cnt.copied, len - 100);
+	/* At the end of the stream: EOF at once, even when blocking. */
+	memset(&r, 0, sizeof(r));
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), 0);
+	KUNIT_EXPECT_EQ(test, r.status, NETGPU_RECV_EOF);
+	netgpu_sockq_destroy(sq);
+}
+
+static struct kunit_case sock_test_cases[] = {
+	KUNIT_CASE(netgpu_sock_test_frags),
+	KUNIT_CASE(netgpu_sock_test_foreign),
+	KUNIT_CASE(netgpu_sock_test_readable),
+	KUNIT_CASE(netgpu_sock_test_copy),
+	KUNIT_CASE(netgpu_sock_test_copy_mixed),
+	KUNIT_CASE(netgpu_sock_test_frag_list),
+	KUNIT_CASE(netgpu_sock_test_ring_full),
+	KUNIT_CASE(netgpu_sock_test_tcp),
+	{}
+};
+
+static struct kunit_suite sock_test_suite = {
+	.name = "netgpu_sock",
+	.suite_init = netgpu_splat_suite_init,
+	.suite_exit = netgpu_splat_suite_exit,
+	.init = nic_test_init,
+	.exit = netgpu_splat_exit,
+	.test_cases = sock_test_cases,
+};
+
+kunit_test_suites(&nic_test_suite, &sock_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the netgpu NIC interface and socket receive path");
 MODULE_LICENSE("GPL");

@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netgpu-rx: receive a TCP stream into netgpu memory, zero copy.
+ *
+ * The user tool of netgpu's receive path (as ncdevmem is devmem TCP's):
+ * registers memory with /dev/netgpu_mem (anonymous host memory, a
+ * udmabuf, or a dumb buffer of a DRM driver such as vgem, exported as a
+ * dma-buf), binds an rx queue of a device with /dev/netgpu, accepts or
+ * makes one TCP connection, attaches it, and reads rx ring descriptors
+ * until the peer closes: it checks the bytes where the descriptors say
+ * they are (optionally against the seeded stream the netdevsim tests
+ * send), gives the buffers back on the fill ring and prints throughput,
+ * CPU time per GiB, copies made and fill entries the kernel rejected.
+ * See --help.  Built static against the installed <linux/netgpu.h>.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/dma-buf.h>
+#include <linux/netgpu.h>
+#include <linux/udmabuf.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stream.h"
+
+/* The DRM uapi the tool needs (drm.h, drm_mode.h), not always installed */
+struct rx_drm_create_dumb {
+	uint32_t height, width, bpp, flags, handle, pitch;
+	uint64_t size;
+};
+
+struct rx_drm_prime_handle {
+	uint32_t handle, flags;
+	int32_t fd;
+};
+
+#define RX_DRM_IOCTL_MODE_CREATE_DUMB \
+	_IOWR('d', 0xB2, struct rx_drm_create_dumb)
+#define RX_DRM_IOCTL_PRIME_HANDLE_TO_FD \
+	_IOWR('d', 0x2d, struct rx_drm_prime_handle)
+
+/* Where dma-buf regions live in the context's address space. */
+#define RX_DMABUF_BASE	(1ULL << 44)
+
+enum rx_mem { RX_HOST, RX_UDMABUF, RX_DRM };
+enum rx_hostile { RX_NICE, RX_HOLD, RX_GARBAGE, RX_DOUBLE };
+
+struct rx_region {
+	uint64_t addr;		/* in the context's address space */
+	size_t len;
+	unsigned char *map;	/* where the CPU reads it */
+	int dmabuf;		/* or -1 */
+};
+
+struct rx {
+	/* options */
+	const char *ifname, *connect, *port, *drm_dev;
+	enum rx_mem mem;
+	enum rx_hostile hostile;
+	size_t mib, copy_mib;
+	uint64_t bytes, seed;
+	int verify, queue, timeout, quiet;
+	uint32_t rx_entries;
+	/* state */
+	long page;
+	int mem_fd, ctx_fd, ifq_fd, sq_fd, sock;
+	struct rx_region reg[2];
+	int nreg;
+	struct netgpu_ring *fill, *rxr;
+	size_t fill_size, rx_size;
+	uint32_t fill_entries, fill_prod;
+	struct stream stream;
+	uint64_t got, zc, copied, copies, recvd, mismatches, descs;
+	int64_t first_bad;
+	uint64_t returns_refused_local;
+};
+
+static volatile sig_atomic_t rx_stop;
+
+static void rx_on_signal(int sig)
+{
+	(void)sig;
+	rx_stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: netgpu-rx -i IFNAME (-l PORT | -c ADDR -p PORT) [options]\n"
+"\n"
+"Receive one TCP stream into netgpu memory.  Binds an rx queue of IFNAME\n"
+"(netgpu becomes its page_pool memory provider: the NIC writes payloads\n"
+"into the registered memory), attaches the connection's socket and reads\n"
+"rx descriptors until the peer closes.  Steer the flow to the queue (one\n"
+"queue, or ethtool ntuple rules) and keep header split on; needs\n"
+"CAP_NET_ADMIN.\n"
+"\n"
+"  -i, --ifname IFNAME   device (in this network namespace)\n"
+"  -q, --queue N         rx queue to bind (default: any free queue)\n"
+"  -l, --listen PORT     accept one connection (IPv6 and IPv4)\n"
+"  -c, --connect ADDR    or connect to ADDR ...\n"
+"  -p, --port PORT       ... at PORT\n"
+"  -m, --memory KIND     host (default): anonymous memory, pinned;\n"
+"                        udmabuf: a udmabuf of memfd pages (/dev/udmabuf);\n"
+"                        drm: a dumb buffer of the DRM device (--drm-dev),\n"
+"                        e.g. vgem; dma-bufs are read back through their\n"
+"                        own mmap(), never written by the kernel's CPU\n"
+"  -s, --size MIB        memory to register (default 64)\n"
+"      --copy-mib MIB    with a dma-buf: host memory for the bytes that\n"
+"                        arrive in ordinary memory (default 0: those are\n"
+"                        read with recv())\n"
+"      --drm-dev PATH    DRM device for -m drm (default /dev/dri/card0)\n"
+"  -n, --bytes N         expect exactly N bytes (default: until EOF)\n"
+"  -v, --verify SEED     check every byte against the seeded stream of\n"
+"                        the netdevsim tests' sender (nsim_tcp send)\n"
+"  -r, --rx-entries N    rx ring entries (default 4096)\n"
+"  -t, --timeout SEC     give up after SEC seconds without progress (30)\n"
+"      --hostile MODE    misbehave, to test the kernel: hold (never give\n"
+"                        buffers back: the stream stalls, then the tool\n"
+"                        exits 0 after --timeout), garbage (also give back\n"
+"                        addresses it never got), double (give each back\n"
+"                        twice)\n"
+"  -h, --help            this text\n"
+"\n"
+"Prints one line: bytes, mismatches, zero-copy / copied / recv() bytes,\n"
+"seconds, MB/s, CPU seconds per GiB, fill entries the kernel rejected and\n"
+"frags it refused.  Exit 0 on success, 1 on a failed check or error, 2 on\n"
+"bad usage, 3 if the kernel has no netgpu (or the device no support).\n");
+}
+
+static int rx_die(const char *what)
+{
+	fprintf(stderr, "netgpu-rx: %s: %s\n", what, strerror(errno));
+	return errno == ENOENT || errno == EOPNOTSUPP ? 3 : 1;
+}
+
+static double rx_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double rx_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* ===== Memory ===== */
+
+static int rx_add_region(struct rx *rx, uint32_t type, uint64_t addr,
+			 size_t len, int dmabuf)
+{
+	struct netgpu_add_region ar = {
+		.type = type, .addr = addr, .len = len,
+		.dmabuf_fd = type == NETGPU_REGION_DMABUF ? dmabuf : 0,
+	};
+	struct netgpu_attach_region at = { .mem_fd = rx->mem_fd };
+	int id;
+
+	id = ioctl(rx->mem_fd, NETGPU_MEM_IOCTL_ADD_REGION, &ar);
+	if (id < 0)
+		return rx_die("NETGPU_MEM_IOCTL_ADD_REGION");
+	at.region_id = id;
+	if (ioctl(rx->ctx_fd, NETGPU_CTX_IOCTL_ATTACH_REGION, &at) < 0)
+		return rx_die("NETGPU_CTX_IOCTL_ATTACH_REGION");
+	return 0;
+}
+
+static int rx_host(struct rx *rx, size_t len)
+{
+	struct rx_region *r = &rx->reg[rx->nreg];
+
+	r->map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (r->map == MAP_FAILED)
+		return rx_die("mmap");
+	r->addr = (uintptr_t)r->map;
+	r->len = len;
+	r->dmabuf = -1;
+	rx->nreg++;
+	return rx_add_region(rx, NETGPU_REGION_HOST, r->addr, len, -1);
+}
+
+static int rx_udmabuf(size_t len)
+{
+	struct udmabuf_create uc = { .flags = UDMABUF_FLAGS_CLOEXEC,
+				     .size = len };
+	int memfd, dev, fd;
+
+	memfd = memfd_create("netgpu-rx", MFD_ALLOW_SEALING);
+	if (memfd < 0 || ftruncate(memfd, len) < 0 ||
+	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+		return rx_die("memfd");
+	dev = open("/dev/udmabuf", O_RDWR);
+	if (dev < 0)
+		return rx_die("/dev/udmabuf");
+	uc.memfd = memfd;
+	fd = ioctl(dev, UDMABUF_CREATE, &uc);
+	if (fd < 0)
+		return rx_die("UDMABUF_CREATE");
+	close(dev);
+	close(memfd);
+	return fd;
+}
+
+static int rx_drm(struct rx *rx, size_t len)
+{
+	struct rx_drm_create_dumb cd = { .width = 1024, .bpp = 32 };
+	struct rx_drm_prime_handle ph = { .flags = O_RDWR | O_CLOEXEC };
+	int dev;
+
+	cd.height = len / (cd.width * 4);
+	dev = open(rx->drm_dev, O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return rx_die(rx->drm_dev);
+	if (ioctl(dev, RX_DRM_IOCTL_MODE_CREATE_DUMB, &cd) < 0)
+		return rx_die("DRM_IOCTL_MODE_CREATE_DUMB");
+	ph.handle = cd.handle;
+	if (ioctl(dev, RX_DRM_IOCTL_PRIME_HANDLE_TO_FD, &ph) < 0)
+		return rx_die("DRM_IOCTL_PRIME_HANDLE_TO_FD");
+	/* The dma-buf holds the buffer; the DRM file may go. */
+	close(dev);
+	return ph.fd;
+}
+
+static int rx_dmabuf(struct rx *rx, size_t len)
+{
+	struct rx_region *r = &rx->reg[rx->nreg];
+	int fd;
+
+	fd = rx->mem == RX_UDMABUF ? rx_udmabuf(len) : rx_drm(rx, len);
+	if (fd < 0)
+		return 1;
+	r->map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (r->map == MAP_FAILED)
+		return rx_die("mmap of the dma-buf");
+	r->addr = RX_DMABUF_BASE;
+	r->len = len;
+	r->dmabuf = fd;
+	rx->nreg++;
+	return rx_add_region(rx, NETGPU_REGION_DMABUF, r->addr, len, fd);
+}
+
+/* Where the CPU reads [addr, addr + len), or NULL. */
+static struct rx_region *rx_find(struct rx *rx, uint64_t addr, uint32_t len)
+{
+	int i;
+
+	for (i = 0; i < rx->nreg; i++)
+		if (addr >= rx->reg[i].addr &&
+		    addr + len <= rx->reg[i].addr + rx->reg[i].len)
+			return &rx->reg[i];
+	return NULL;
+}
+
+/* ===== Rings ===== */
+
+static void *rx_map_ring(int fd, struct netgpu_queue_geom *g)
+{
+	void *p = mmap(NULL, g->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, g->mmap_offset);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Give one buffer back, waiting for room in the fill ring. */
+static int rx_fill(struct rx *rx, uint64_t addr)
+{
+	uint64_t *slots = (uint64_t *)(rx->fill + 1);
+	struct pollfd pfd = { .fd = rx->ifq_fd, .events = POLLOUT };
+
+	while (rx->fill_prod - __atomic_load_n(&rx->fill->cons,
+					       __ATOMIC_ACQUIRE) >=
+	       rx->fill_entries) {
+		if (poll(&pfd, 1, rx->timeout * 1000) <= 0 ||
+		    (pfd.revents & (POLLERR | POLLHUP))) {
+			fprintf(stderr, "netgpu-rx: fill ring stuck (revents 0x%x)\n",
+				pfd.revents);
+			return -1;
+		}
+	}
+	slots[rx->fill_prod & (rx->fill_entries - 1)] = addr;
+	__atomic_store_n(&rx->fill->prod, ++rx->fill_prod, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int rx_give_back(struct rx *rx, uint64_t buf)
+{
+	switch (rx->hostile) {
+	case RX_HOLD:
+		return 0;
+	case RX_GARBAGE:
+		/* Inside a buffer, and outside every region. */
+		if (rx_fill(rx, buf + 8) || rx_fill(rx, 0x1000))
+			return -1;
+		break;
+	case RX_DOUBLE:
+		if (rx_fill(rx, buf))
+			return -1;
+		break;
+	case RX_NICE:
+		break;
+	}
+	return rx_fill(rx, buf);
+}
+
+/* ===== Data ===== */
+
+static void rx_check(struct rx *rx, const unsigned char *p, size_t len)
+{
+	size_t i;
+
+	if (!rx->verify)
+		return;
+	for (i = 0; i < len; i++) {
+		if (p[i] != stream_next(&rx->stream)) {
+			if (rx->first_bad < 0)
+				rx->first_bad = rx->got + i;
+			rx->mismatches++;
+		}
+	}
+}
+
+static void rx_sync(struct rx_region *r, uint64_t flags)
+{
+	struct dma_buf_sync s = { .flags = flags | DMA_BUF_SYNC_READ };
+
+	if (r->dmabuf >= 0)
+		ioctl(r->dmabuf, DMA_BUF_IOCTL_SYNC, &s);
+}
+
+static int rx_desc(struct rx *rx, const struct netgpu_rx_desc *d)
+{
+	struct rx_region *r = rx_find(rx, d->addr, d->len);
+
+	if (!r) {
+		fprintf(stderr, "netgpu-rx: descriptor 0x%llx+%u in no region\n",
+			(unsigned long long)d->addr, d->len);
+		return -1;
+	}
+	rx_sync(r, DMA_BUF_SYNC_START);
+	rx_check(rx, r->map + (d->addr - r->addr), d->len);
+	rx_sync(r, DMA_BUF_SYNC_END);
+	rx->got += d->len;
+	rx->descs++;
+	if (d->flags & NETGPU_RX_DESC_COPY) {
+		rx->copied += d->len;
+		rx->copies++;
+	} else {
+		rx->zc += d->len;
+	}
+	return rx_give_back(rx, d->addr & ~(uint64_t)(rx->page - 1));
+}
+
+static int rx_drain(struct rx *rx)
+{
+	struct netgpu_rx_desc *slots = (struct netgpu_rx_desc *)(rx->rxr + 1);
+	uint32_t cons = rx->rxr->cons;
+	uint32_t prod = __atomic_load_n(&rx->rxr->prod, __ATOMIC_ACQUIRE);
+	uint32_t mask = (rx->rx_size - sizeof(*rx->rxr)) / sizeof(*slots) - 1;
+
+	while (cons != prod) {
+		if (rx_desc(rx, &slots[cons & mask]))
+			return -1;
+		cons++;
+		__atomic_store_n(&rx->rxr->cons, cons, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+/* Bytes in ordinary memory the kernel left in the socket. */
+static int rx_recv(struct rx *rx)
+{
+	static unsigned char buf[65536];
+	ssize_t n = recv(rx->sock, buf, sizeof(buf), MSG_DONTWAIT);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EFAULT ? 0 : -1;
+	rx_check(rx, buf, n);
+	rx->got += n;
+	rx->recvd += n;
+	return 0;
+}
+
+/* ===== Setup ===== */
+
+static int rx_socket(struct rx *rx)
+{
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	int fd, one = 1, zero = 0;
+
+	if (rx->connect) {
+		/* Numeric addresses: a static binary has no resolver. */
+		sin6.sin6_port = htons(atoi(rx->port));
+		sin.sin_port = sin6.sin6_port;
+		if (inet_pton(AF_INET6, rx->connect, &sin6.sin6_addr) == 1) {
+			fd = socket(AF_INET6, SOCK_STREAM, 0);
+			if (fd < 0 || connect(fd, (struct sockaddr *)&sin6,
+					      sizeof(sin6)) < 0)
+				return rx_die("connect"), -1;
+		} else if (inet_pton(AF_INET, rx->connect, &sin.sin_addr) == 1) {
+			fd = socket(AF_INET, SOCK_STREAM, 0);
+			if (fd < 0 || connect(fd, (struct sockaddr *)&sin,
+					      sizeof(sin)) < 0)
+				return rx_die("connect"), -1;
+		} else {
+			fprintf(stderr, "netgpu-rx: not an address: %s\n",
+				rx->connect);
+			return -1;
+		}
+		return fd;
+	}
+	fd = socket(AF_INET6, SOCK_STREAM, 0);
+	sin6.sin6_port = htons(atoi(rx->port));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sin6, sizeof(sin6)) < 0 ||
+	    listen(fd, 1) < 0)
+		return rx_die("listen"), -1;
+	if (!rx->quiet)
+		printf("netgpu-rx: listening on port %s\n", rx->port);
+	fflush(stdout);
+	one = accept(fd, NULL, NULL);
+	if (one < 0)
+		return rx_die("accept"), -1;
+	close(fd);
+	return one;
+}
+
+static int rx_setup(struct rx *rx)
+{
+	struct netgpu_attach_dev ad = {};
+	struct netgpu_bind_queue bq = {};
+	struct netgpu_attach_socket as = {};
+	size_t len = rx->mib << 20;
+	int err;
+
+	rx->mem_fd = open("/dev/netgpu_mem", O_RDWR | O_CLOEXEC);
+	rx->ctx_fd = open("/dev/netgpu", O_RDWR | O_CLOEXEC);
+	if (rx->mem_fd < 0 || rx->ctx_fd < 0)
+		return rx_die("/dev/netgpu_mem, /dev/netgpu");
+	ad.ifindex = if_nametoindex(rx->ifname);
+	if (!ad.ifindex)
+		return rx_die(rx->ifname);
+	if (ioctl(rx->ctx_fd, NETGPU_CTX_IOCTL_ATTACH_DEV, &ad) < 0)
+		return rx_die("NETGPU_CTX_IOCTL_ATTACH_DEV");
+
+	err = rx->mem == RX_HOST ? rx_host(rx, len) : rx_dmabuf(rx, len);
+	if (!err && rx->mem != RX_HOST && rx->copy_mib)
+		err = rx_host(rx, rx->copy_mib << 20);
+	if (err)
+		return err;
+
+	/* Room for every buffer twice: returns never wait for the NIC. */
+	bq.fill.entries = 2 * ((len + (rx->copy_mib << 20)) / rx->page);
+	if (bq.fill.entries > NETGPU_QUEUE_MAX_ENTRIES)
+		bq.fill.entries = NETGPU_QUEUE_MAX_ENTRIES;
+	bq.fill.entry_size = sizeof(uint64_t);
+	if (rx->queue < 0)
+		bq.flags = NETGPU_BIND_QUEUE_ANY;
+	else
+		bq.queue_id = rx->queue;
+	rx->ifq_fd = ioctl(rx->ctx_fd, NETGPU_CTX_IOCTL_BIND_QUEUE, &bq);
+	if (rx->ifq_fd < 0)
+		return rx_die("NETGPU_CTX_IOCTL_BIND_QUEUE");
+	rx->fill_entries = bq.fill.entries;
+	rx->fill_size = bq.fill.mmap_size;
+	rx->fill = rx_map_ring(rx->ifq_fd, &bq.fill);
+	if (!rx->fill)
+		return rx_die("mmap of the fill ring");
+	if (!rx->quiet)
+		printf("netgpu-rx: bound %s rx queue %u, %zu MiB of %s\n",
+		       rx->ifname, bq.queue_id, rx->mib,
+		       rx->mem == RX_HOST ? "host memory" :
+		       rx->mem == RX_UDMABUF ? "udmabuf" : rx->drm_dev);
+	fflush(stdout);
+
+	rx->sock = rx_socket(rx);
+	if (rx->sock < 0)
+		return 1;
+	as.sock_fd = rx->sock;
+	as.rx.entries = rx->rx_entries;
+	as.rx.entry_size = sizeof(struct netgpu_rx_desc);
+	rx->sq_fd = ioctl(rx->ctx_fd, NETGPU_CTX_IOCTL_ATTACH_SOCKET, &as);
+	if (rx->sq_fd < 0)
+		return rx_die("NETGPU_CTX_IOCTL_ATTACH_SOCKET");
+	rx->rx_size = as.rx.mmap_size;
+	rx->rxr = rx_map_ring(rx->sq_fd, &as.rx);
+	if (!rx->rxr)
+		return rx_die("mmap of the rx ring");
+	return 0;
+}
+
+/* ===== The loop ===== */
+
+static int rx_run(struct rx *rx)
+{
+	double last = rx_now();
+	int stalled = 0;
+
+	while (!rx_stop && (!rx->bytes || rx->got < rx->bytes)) {
+		struct netgpu_recv r = { .flags = NETGPU_RECV_NONBLOCK };
+		struct pollfd pfd = { .fd = rx->sq_fd, .events = POLLIN };
+		uint64_t before = rx->got;
+
+		if (ioctl(rx->sq_fd, NETGPU_SOCKQ_IOCTL_RECV, &r) < 0 &&
+		    errno != EAGAIN && errno != EINTR)
+			return rx_die("NETGPU_SOCKQ_IOCTL_RECV");
+		if (rx_drain(rx))
+			return 1;
+		if ((r.status & (NETGPU_RECV_READABLE |
+				 NETGPU_RECV_NO_BUFFERS)) && rx_recv(rx))
+			return rx_die("recv");
+		if (r.status & NETGPU_RECV_EOF)
+			break;
+		if (rx->got != before) {
+			last = rx_now();
+			continue;
+		}
+		if (rx_now() - last > rx->timeout) {
+			stalled = 1;
+			break;
+		}
+		/* Nothing moved: wait for data (or room, after a stall). */
+		poll(&pfd, 1, r.status & NETGPU_RECV_NO_BUFFERS ? 10 : 1000);
+	}
+	if (stalled && rx->hostile != RX_HOLD) {
+		fprintf(stderr, "netgpu-rx: no progress for %d s\n",
+			rx->timeout);
+		return 1;
+	}
+	if (stalled)
+		printf("netgpu-rx: stalled as expected (buffers held)\n");
+	return 0;
+}
+
+static void rx_report(struct rx *rx, double secs, double cpu)
+{
+	struct netgpu_stats st = {};
+	uint64_t rejected;
+
+	ioctl(rx->ifq_fd, NETGPU_IOCTL_GET_STATS, &st);
+	rejected = st.fill_bad_index + st.fill_unaligned + st.fill_no_region +
+		   st.fill_never_given + st.fill_twice + st.fill_in_nic +
+		   st.fill_in_stack;
+	memset(&st.rx_descs, 0, 4 * sizeof(__u64));
+	ioctl(rx->sq_fd, NETGPU_IOCTL_GET_STATS, &st);
+	printf("netgpu-rx: bytes=%llu mismatches=%llu first_bad=%lld zc=%llu copied=%llu copies=%llu recv=%llu descs=%llu secs=%.3f MBps=%.1f cpu_s_per_gib=%.3f fill_rejected=%llu refused=%llu\n",
+	       (unsigned long long)rx->got,
+	       (unsigned long long)rx->mismatches, (long long)rx->first_bad,
+	       (unsigned long long)rx->zc, (unsigned long long)rx->copied,
+	       (unsigned long long)rx->copies, (unsigned long long)rx->recvd,
+	       (unsigned long long)rx->descs, secs,
+	       secs > 0 ? rx->got / secs / 1e6 : 0.0,
+	       rx->got ? cpu / (rx->got / (double)(1ULL << 30)) : 0.0,
+	       (unsigned long long)rejected,
+	       (unsigned long long)st.rx_refused);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "ifname", 1, NULL, 'i' }, { "queue", 1, NULL, 'q' },
+		{ "listen", 1, NULL, 'l' }, { "connect", 1, NULL, 'c' },
+		{ "port", 1, NULL, 'p' }, { "memory", 1, NULL, 'm' },
+		{ "size", 1, NULL, 's' }, { "bytes", 1, NULL, 'n' },
+		{ "verify", 1, NULL, 'v' }, { "rx-entries", 1, NULL, 'r' },
+		{ "timeout", 1, NULL, 't' }, { "help", 0, NULL, 'h' },
+		{ "copy-mib", 1, NULL, 'C' }, { "drm-dev", 1, NULL, 'D' },
+		{ "hostile", 1, NULL, 'H' }, { "quiet", 0, NULL, 'Q' },
+		{}
+	};
+	struct rx rx = {
+		.queue = -1, .mib = 64, .rx_entries = 4096, .timeout = 30,
+		.drm_dev = "/dev/dri/card0", .first_bad = -1,
+		.mem_fd = -1, .ctx_fd = -1, .ifq_fd = -1, .sq_fd = -1,
+	};
+	double t0, c0;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "i:q:l:c:p:m:s:n:v:r:t:h", opts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'i': rx.ifname = optarg; break;
+		case 'q': rx.queue = atoi(optarg); break;
+		case 'l': rx.port = optarg; break;
+		case 'c': rx.connect = optarg; break;
+		case 'p': rx.port = optarg; break;
+		case 's': rx.mib = strtoull(optarg, NULL, 0); break;
+		case 'C': rx.copy_mib = strtoull(optarg, NULL, 0); break;
+		case 'D': rx.drm_dev = optarg; break;
+		case 'n': rx.bytes = strtoull(optarg, NULL, 0); break;
+		case 'v':
+			rx.verify = 1;
+			rx.seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'r': rx.rx_entries = strtoul(optarg, NULL, 0); break;
+		case 't': rx.timeout = atoi(optarg); break;
+		case 'Q': rx.quiet = 1; break;
+		case 'm':
+			if (!strcmp(optarg, "host"))
+				rx.mem = RX_HOST;
+			else if (!strcmp(optarg, "udmabuf"))
+				rx.mem = RX_UDMABUF;
+			else if (!strcmp(optarg, "drm"))
+				rx.mem = RX_DRM;
+			else
+				return usage(stderr), 2;
+			break;
+		case 'H':
+			if (!strcmp(optarg, "hold"))
+				rx.hostile = RX_HOLD;
+			else if (!strcmp(optarg, "garbage"))
+				rx.hostile = RX_GARBAGE;
+			else if (!strcmp(optarg, "double"))
+				rx.hostile = RX_DOUBLE;
+			else
+				return usage(stderr), 2;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!rx.ifname || !rx.port || !rx.mib || optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	rx.page = sysconf(_SC_PAGESIZE);
+	stream_init(&rx.stream, rx.seed);
+	signal(SIGINT, rx_on_signal);
+	signal(SIGTERM, rx_on_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	ret = rx_setup(&rx);
+	if (ret)
+		return ret;
+	t0 = rx_now();
+	c0 = rx_cpu();
+	ret = rx_run(&rx);
+	rx_report(&rx, rx_now() - t0, rx_cpu() - c0);
+	if (rx.mismatches || (rx.bytes && rx.got != rx.bytes &&
+			      rx.hostile != RX_HOLD))
+		ret = 1;
+	return ret;
+}
