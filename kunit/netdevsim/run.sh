@@ -20,7 +20,8 @@
 # 4194304), nsim_seed (default 1), nsim_devmem_no_wait (see
 # devmem_detached), nsim_netgpu_bytes (default 32768, a multiple of 8:
 # the netgpu transfers, which the receiver cannot read, so they must fit
-# its receive buffer).
+# its receive buffer), nsim_rx_bytes (default 16777216: each netgpu-rx
+# transfer).
 
 . /lib/ktap.sh
 
@@ -36,8 +37,10 @@ A_IP=10.77.0.1 B_IP=10.77.0.2
 A_IP6=fd77::1 B_IP6=fd77::2
 NSIM_TCP=/guest/nsim_tcp
 NSIM_NETGPU=/guest/nsim_netgpu
+NETGPU_RX=/guest/netgpu-rx
 NG_PAGES=512
 NG_BYTES=${nsim_netgpu_bytes:-32768}
+RX_BYTES=${nsim_rx_bytes:-16777216}
 NG_OK=0
 
 in_a() { nsenter -t "$PID_A" -n "$@"; }
@@ -591,6 +594,143 @@ case_netgpu_unbind() {
 	return $ktap_fail
 }
 
+# ----- netgpu's socket receive path (netgpu-rx) -----
+#
+# netgpu-rx in A binds rx queue 0 with its memory, accepts B's
+# connection, attaches the socket and reads rx descriptors until B
+# closes, checking every byte of the nsim_tcp stream where the
+# descriptors say it is (dma-bufs through their own mmap()).
+
+# ngrx_start <label> <netgpu-rx args...>: netgpu-rx listening in A.
+ngrx_start() {
+	local label=$1
+	shift
+	rm -f /tmp/ngrx.out
+	in_a "$NETGPU_RX" -i "$IF_A" -q 0 -l $PORT "$@" > /tmp/ngrx.out 2>&1 &
+	NGRX_BG=$!
+	wait_for /tmp/ngrx.out '^netgpu-rx: listening' 60 "$NGRX_BG" ||
+		{ diag_file "$label" /tmp/ngrx.out; return 1; }
+}
+
+# ngrx_end <label>: wait for netgpu-rx; its exit status, its output to
+# the console.
+ngrx_end() {
+	local rc
+	wait "$NGRX_BG"
+	rc=$?
+	diag_file "$1" /tmp/ngrx.out
+	return $rc
+}
+
+# ngrx <label> <bytes> <seed> <netgpu-rx args...>: B sends <bytes> of the
+# stream of <seed> (to ${TO:-$A_IP}); 0 if B sent it all and netgpu-rx
+# got exactly those bytes, all checked, most of them zero copy.
+ngrx() {
+	local label=$1 bytes=$2 seed=$3 src zc
+	shift 3
+	ngrx_start "$label" -n "$bytes" -v "$seed" -t 60 "$@" || return 1
+	in_b timeout 300 "$NSIM_TCP" send "${TO:-$A_IP}" $PORT "$bytes" "$seed" > /tmp/send.out 2>&1
+	src=$?
+	ktap_diag "$label: $(cat /tmp/send.out) (exit $src)"
+	# A sender that never connected leaves the receiver in accept().
+	[ $src -eq 0 ] || kill "$NGRX_BG" 2>/dev/null
+	ngrx_end "$label" || return 1
+	zc=$(sed -n 's/.* zc=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
+	[ $src -eq 0 ] && grep -q "bytes=$bytes mismatches=0 " /tmp/ngrx.out &&
+		[ "${zc:-0}" -gt $((bytes / 2)) ]
+}
+
+# ngrx_pools_gone: within 10 s, no destroyed page pool is left in A
+# waiting for buffers in flight (a netgpu pool of an unbound queue goes
+# once the scrub gave every buffer back).
+ngrx_pools_gone() {
+	local i=0
+	while ! in_a "$NSIM_NETGPU" netlink - > /tmp/ngn.out 2>&1 ||
+	      grep -q ' detached yes ' /tmp/ngn.out; do
+		i=$((i + 1))
+		if [ $i -gt 20 ]; then
+			diag_file netgpu /tmp/ngn.out
+			return 1
+		fi
+		usleep 500000
+	done
+}
+
+case_netgpu_rx_host() {
+	local p0
+	echo 1 > $A_DFS/rx_split
+	p0=$(counter rx_split_packets)
+	ktap_check "netgpu-rx: $RX_BYTES bytes over IPv4 into host memory, every byte checked" \
+		ngrx netgpu_rx_host "$RX_BYTES" $((SEED + 30)) -m host -s 16
+	ktap_check "the device split the packets (rx_split_packets grew)" \
+		test "$(counter rx_split_packets)" -gt "$p0"
+	ktap_check "closing netgpu-rx leaves no page pool behind" ngrx_pools_gone
+	# netgpu_updown took A down, which flushed its IPv6 address.
+	in_a ip -6 addr add $A_IP6/64 dev "$IF_A" 2>/dev/null
+	TO=$A_IP6 ktap_check "netgpu-rx: $RX_BYTES bytes over IPv6 into host memory, every byte checked" \
+		ngrx netgpu_rx_host6 "$RX_BYTES" $((SEED + 31)) -m host -s 16
+	return $ktap_fail
+}
+
+case_netgpu_rx_dmabuf() {
+	echo 1 > $A_DFS/rx_split
+	ktap_check "netgpu-rx: $RX_BYTES bytes into a udmabuf, checked through its mmap()" \
+		ngrx netgpu_rx_udmabuf "$RX_BYTES" $((SEED + 32)) -m udmabuf -s 16
+	ktap_check "vgem present (/dev/dri/card0)" test -c /dev/dri/card0
+	ktap_check "netgpu-rx: $RX_BYTES bytes into a vgem buffer, checked through its mmap()" \
+		ngrx netgpu_rx_vgem "$RX_BYTES" $((SEED + 33)) -m drm -s 16
+	TO=$A_IP6 ktap_check "netgpu-rx: IPv6 into a udmabuf with host memory for copies" \
+		ngrx netgpu_rx_udmabuf6 "$RX_BYTES" $((SEED + 34)) -m udmabuf -s 16 --copy-mib 1
+	ktap_check "no page pool left behind" ngrx_pools_gone
+	return $ktap_fail
+}
+
+# Hostile and unlucky users: one that never gives buffers back (the
+# stream stalls, closing frees everything), one that gives back garbage
+# and twice (rejected and counted, the stream still arrives whole), one
+# killed with SIGKILL mid-stream.
+case_netgpu_rx_hostile() {
+	local spid rej
+	echo 1 > $A_DFS/rx_split
+	ktap_check "hold: netgpu-rx listening" \
+		ngrx_start netgpu_rx_hold -m host -s 1 -t 5 --hostile hold
+	in_b timeout 30 "$NSIM_TCP" send "$A_IP" $PORT "$RX_BYTES" $((SEED + 35)) > /tmp/send.out 2>&1 &
+	spid=$!
+	ktap_check "hold: the stream stalls, netgpu-rx says so and exits 0" \
+		ngrx_end netgpu_rx_hold
+	ktap_check "hold: fewer bytes than sent arrived" \
+		grep -q 'stalled as expected' /tmp/ngrx.out
+	kill "$spid" 2>/dev/null
+	wait "$spid"
+	ktap_check "hold: closing freed every buffer (no page pool left)" ngrx_pools_gone
+
+	ktap_check "garbage: every byte arrives and is checked" \
+		ngrx netgpu_rx_garbage $((RX_BYTES / 4)) $((SEED + 36)) -m host -s 4 --hostile garbage
+	rej=$(sed -n 's/.* fill_rejected=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
+	ktap_check "garbage: the kernel rejected the bad fill entries ($rej)" \
+		test "${rej:-0}" -gt 0
+	ktap_check "double: every byte arrives and is checked" \
+		ngrx netgpu_rx_double $((RX_BYTES / 4)) $((SEED + 37)) -m host -s 4 --hostile double
+	rej=$(sed -n 's/.* fill_rejected=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
+	ktap_check "double: the second returns were rejected ($rej)" \
+		test "${rej:-0}" -gt 0
+
+	ktap_check "kill: netgpu-rx listening" \
+		ngrx_start netgpu_rx_kill -m host -s 4 -t 60
+	in_b timeout 60 "$NSIM_TCP" send "$A_IP" $PORT "$RX_BYTES" $((SEED + 38)) > /tmp/send.out 2>&1 &
+	spid=$!
+	wait_for /tmp/ngrx.out '^netgpu-rx: bound' 30
+	usleep 500000
+	kill -KILL "$NGRX_BG"
+	wait "$NGRX_BG"
+	wait "$spid"
+	ktap_check "kill: SIGKILL mid-stream freed every buffer (no page pool left)" \
+		ngrx_pools_gone
+	ktap_check "kill: queue 0 binds again afterwards" \
+		ngrx netgpu_rx_after_kill $((RX_BYTES / 4)) $((SEED + 39)) -m host -s 4
+	return $ktap_fail
+}
+
 # netgpu_device_gone, in the teardown: A's queue 0 bound again, and data
 # that A's receiver holds in netgpu buffers, when A is deleted.
 ng_gone_start() {
@@ -657,7 +797,7 @@ case_teardown() {
 	return $ktap_fail
 }
 
-ktap_begin netdevsim_rx 15
+ktap_begin netdevsim_rx 18
 ktap_case netdevsim_rx_setup case_setup
 ktap_case netdevsim_rx_tcp_plain case_tcp_plain
 ktap_case netdevsim_rx_tcp_split case_tcp_split
@@ -672,5 +812,8 @@ ktap_case netdevsim_rx_netgpu_bind case_netgpu_bind
 ktap_case netdevsim_rx_netgpu_guards case_netgpu_guards
 ktap_case netdevsim_rx_netgpu_updown case_netgpu_updown
 ktap_case netdevsim_rx_netgpu_unbind case_netgpu_unbind
+ktap_case netdevsim_rx_netgpu_rx_host case_netgpu_rx_host
+ktap_case netdevsim_rx_netgpu_rx_dmabuf case_netgpu_rx_dmabuf
+ktap_case netdevsim_rx_netgpu_rx_hostile case_netgpu_rx_hostile
 ktap_case netdevsim_rx_teardown case_teardown
 ktap_end

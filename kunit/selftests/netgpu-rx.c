@@ -83,7 +83,7 @@ struct rx {
 	int nreg;
 	struct netgpu_ring *fill, *rxr;
 	size_t fill_size, rx_size;
-	uint32_t fill_entries, fill_prod;
+	uint32_t fill_entries, fill_prod, rx_ring_entries;
 	struct stream stream;
 	uint64_t got, zc, copied, copies, recvd, mismatches, descs;
 	int64_t first_bad;
@@ -378,7 +378,8 @@ static int rx_drain(struct rx *rx)
 	struct netgpu_rx_desc *slots = (struct netgpu_rx_desc *)(rx->rxr + 1);
 	uint32_t cons = rx->rxr->cons;
 	uint32_t prod = __atomic_load_n(&rx->rxr->prod, __ATOMIC_ACQUIRE);
-	uint32_t mask = (rx->rx_size - sizeof(*rx->rxr)) / sizeof(*slots) - 1;
+	/* The entry count the kernel returned: mmap_size is page-rounded. */
+	uint32_t mask = rx->rx_ring_entries - 1;
 
 	while (cons != prod) {
 		if (rx_desc(rx, &slots[cons & mask]))
@@ -409,6 +410,7 @@ static int rx_socket(struct rx *rx)
 {
 	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
 	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct pollfd pfd = { .events = POLLIN };
 	int fd, one = 1, zero = 0;
 
 	if (rx->connect) {
@@ -442,6 +444,13 @@ static int rx_socket(struct rx *rx)
 	if (!rx->quiet)
 		printf("netgpu-rx: listening on port %s\n", rx->port);
 	fflush(stdout);
+	/* Bounded, like every wait of the tool. */
+	pfd.fd = fd;
+	if (poll(&pfd, 1, rx->timeout * 1000) != 1) {
+		fprintf(stderr, "netgpu-rx: no connection within %d s\n",
+			rx->timeout);
+		return -1;
+	}
 	one = accept(fd, NULL, NULL);
 	if (one < 0)
 		return rx_die("accept"), -1;
@@ -507,6 +516,7 @@ static int rx_setup(struct rx *rx)
 	if (rx->sq_fd < 0)
 		return rx_die("NETGPU_CTX_IOCTL_ATTACH_SOCKET");
 	rx->rx_size = as.rx.mmap_size;
+	rx->rx_ring_entries = as.rx.entries;
 	rx->rxr = rx_map_ring(rx->sq_fd, &as.rx);
 	if (!rx->rxr)
 		return rx_die("mmap of the rx ring");
