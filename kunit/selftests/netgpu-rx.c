@@ -98,9 +98,7 @@ static void rx_on_signal(int sig)
 	rx_stop = 1;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
+static const char rx_help_text[] =
 "usage: netgpu-rx -i IFNAME (-l PORT | -c ADDR -p PORT) [options]\n"
 "\n"
 "Receive one TCP stream into netgpu memory.  Binds an rx queue of IFNAME\n"
@@ -140,7 +138,11 @@ static void usage(FILE *f)
 "Prints one line: bytes, mismatches, zero-copy / copied / recv() bytes,\n"
 "seconds, MB/s, CPU seconds per GiB, fill entries the kernel rejected and\n"
 "frags it refused.  Exit 0 on success, 1 on a failed check or error, 2 on\n"
-"bad usage, 3 if the kernel has no netgpu (or the device no support).\n");
+"bad usage, 3 if the kernel has no netgpu (or the device no support).\n";
+
+static void rx_help(FILE *f)
+{
+	fputs(rx_help_text, f);
 }
 
 static int rx_die(const char *what)
@@ -577,14 +579,17 @@ static void rx_report(struct rx *rx, double secs, double cpu)
 		   st.fill_in_stack;
 	memset(&st.rx_descs, 0, 4 * sizeof(__u64));
 	ioctl(rx->sq_fd, NETGPU_IOCTL_GET_STATS, &st);
-	printf("netgpu-rx: bytes=%llu mismatches=%llu first_bad=%lld zc=%llu copied=%llu copies=%llu recv=%llu descs=%llu secs=%.3f MBps=%.1f cpu_s_per_gib=%.3f fill_rejected=%llu refused=%llu\n",
+	printf("netgpu-rx: bytes=%llu mismatches=%llu first_bad=%lld",
 	       (unsigned long long)rx->got,
-	       (unsigned long long)rx->mismatches, (long long)rx->first_bad,
+	       (unsigned long long)rx->mismatches, (long long)rx->first_bad);
+	printf(" zc=%llu copied=%llu copies=%llu recv=%llu descs=%llu",
 	       (unsigned long long)rx->zc, (unsigned long long)rx->copied,
 	       (unsigned long long)rx->copies, (unsigned long long)rx->recvd,
-	       (unsigned long long)rx->descs, secs,
+	       (unsigned long long)rx->descs);
+	printf(" secs=%.3f MBps=%.1f cpu_s_per_gib=%.3f", secs,
 	       secs > 0 ? rx->got / secs / 1e6 : 0.0,
-	       rx->got ? cpu / (rx->got / (double)(1ULL << 30)) : 0.0,
+	       rx->got ? cpu / (rx->got / (double)(1ULL << 30)) : 0.0);
+	printf(" fill_rejected=%llu refused=%llu\n",
 	       (unsigned long long)rejected,
 	       (unsigned long long)st.rx_refused);
 }
@@ -613,22 +618,46 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:q:l:c:p:m:s:n:v:r:t:h", opts,
 				NULL)) != -1) {
 		switch (c) {
-		case 'i': rx.ifname = optarg; break;
-		case 'q': rx.queue = atoi(optarg); break;
-		case 'l': rx.port = optarg; break;
-		case 'c': rx.connect = optarg; break;
-		case 'p': rx.port = optarg; break;
-		case 's': rx.mib = strtoull(optarg, NULL, 0); break;
-		case 'C': rx.copy_mib = strtoull(optarg, NULL, 0); break;
-		case 'D': rx.drm_dev = optarg; break;
-		case 'n': rx.bytes = strtoull(optarg, NULL, 0); break;
+		case 'i':
+			rx.ifname = optarg;
+			break;
+		case 'q':
+			rx.queue = atoi(optarg);
+			break;
+		case 'l':
+			rx.port = optarg;
+			break;
+		case 'c':
+			rx.connect = optarg;
+			break;
+		case 'p':
+			rx.port = optarg;
+			break;
+		case 's':
+			rx.mib = strtoull(optarg, NULL, 0);
+			break;
+		case 'C':
+			rx.copy_mib = strtoull(optarg, NULL, 0);
+			break;
+		case 'D':
+			rx.drm_dev = optarg;
+			break;
+		case 'n':
+			rx.bytes = strtoull(optarg, NULL, 0);
+			break;
 		case 'v':
 			rx.verify = 1;
 			rx.seed = strtoull(optarg, NULL, 0);
 			break;
-		case 'r': rx.rx_entries = strtoul(optarg, NULL, 0); break;
-		case 't': rx.timeout = atoi(optarg); break;
-		case 'Q': rx.quiet = 1; break;
+		case 'r':
+			rx.rx_entries = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			rx.timeout = atoi(optarg);
+			break;
+		case 'Q':
+			rx.quiet = 1;
+			break;
 		case 'm':
 			if (!strcmp(optarg, "host"))
 				rx.mem = RX_HOST;
@@ -637,7 +666,7 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "drm"))
 				rx.mem = RX_DRM;
 			else
-				return usage(stderr), 2;
+				return rx_help(stderr), 2;
 			break;
 		case 'H':
 			if (!strcmp(optarg, "hold"))
@@ -647,18 +676,18 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "double"))
 				rx.hostile = RX_DOUBLE;
 			else
-				return usage(stderr), 2;
+				return rx_help(stderr), 2;
 			break;
 		case 'h':
-			usage(stdout);
+			rx_help(stdout);
 			return 0;
 		default:
-			usage(stderr);
+			rx_help(stderr);
 			return 2;
 		}
 	}
 	if (!rx.ifname || !rx.port || !rx.mib || optind != argc) {
-		usage(stderr);
+		rx_help(stderr);
 		return 2;
 	}
 	rx.page = sysconf(_SC_PAGESIZE);
