@@ -83,7 +83,12 @@ initramfs:
 netdevsim-check: stage
 	@scripts/netdevsim-check
 
-.PHONY: netdevsim-check
+# TCP received three ways (recv(), netgpu, devmem TCP) over netdevsim, on
+# the kernel `make kunit` built last; ratios of the medians.
+bench-rx: stage
+	@scripts/bench-rx
+
+.PHONY: netdevsim-check bench-rx
 
 # One torture campaign (fault/); SEED= DURATION_MS= FAIL_PERMILLE=
 # CONTROL_THREADS= LOOKUP_THREADS= REVOKE_MS= (scripts/torture).

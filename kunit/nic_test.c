@@ -1210,6 +1210,15 @@ static void sock_put_all(struct page_pool *pp, netmem_ref *nm, int n)
 		page_pool_put_full_netmem(pp, nm[n], false);
 }
 
+/* User space gives everything back, and may receive again (the scrub's). */
+static void sock_unref_all(struct netgpu_ifq *ifq)
+{
+	netgpu_ifq_scrub(ifq);
+	spin_lock_bh(&ifq->fill_lock);
+	ifq->scrubbed = false;
+	spin_unlock_bh(&ifq->fill_lock);
+}
+
 static int sock_uref(netmem_ref nm)
 {
 	return atomic_read(&netgpu_niov_from_netmem(nm)->uref);
@@ -1555,7 +1564,7 @@ static void netgpu_sock_test_ring_full(struct kunit *test)
 				k < 6 ? NETGPU_RECV_RING_FULL : 0);
 		for (i = 0; i < 6; i++)
 			KUNIT_EXPECT_EQ(test, sock_uref(nm[i]), i < k);
-		netgpu_ifq_scrub(ifq);
+		sock_unref_all(ifq);
 	}
 	kfree_skb(skb);
 	nic_pool_done(test, ifq, pp);
@@ -1702,6 +1711,35 @@ static void netgpu_sock_test_tcp(struct kunit *test)
 	netgpu_sockq_destroy(sq);
 }
 
+/*
+ * Data still queued on a socket when the queue's owner has closed it
+ * (scrubbed): described, but with no user reference, which nothing would
+ * take back; the pool drains when the skb goes.  Before the fix the
+ * reference was taken and the pool stayed in flight for ever.
+ */
+static void netgpu_sock_test_after_scrub(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct netgpu_rx_desc d;
+	struct sk_buff *skb;
+	netmem_ref nm[2];
+
+	skb = sock_skb(test, f, pp, nm, 2, 100);
+	ifq->state = NETGPU_IFQ_UNBOUND;
+	netgpu_ifq_scrub(ifq);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 200), 200);
+	d = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d.addr, nic_addr(nm[0]));
+	KUNIT_EXPECT_EQ(test, sock_uref(nm[0]), 0);
+	KUNIT_EXPECT_EQ(test, sock_uref(nm[1]), 0);
+	kfree_skb(skb);
+	/* Nothing outside the pool: it lets the queue go at once. */
+	nic_pool_done(test, ifq, pp);
+}
+
 static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_frags),
 	KUNIT_CASE(netgpu_sock_test_foreign),
@@ -1710,6 +1748,7 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_copy_mixed),
 	KUNIT_CASE(netgpu_sock_test_frag_list),
 	KUNIT_CASE(netgpu_sock_test_ring_full),
+	KUNIT_CASE(netgpu_sock_test_after_scrub),
 	KUNIT_CASE(netgpu_sock_test_tcp),
 	{}
 };

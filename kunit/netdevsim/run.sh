@@ -797,6 +797,65 @@ case_teardown() {
 	return $ktap_fail
 }
 
+# ----- scripts/bench-rx (nsim_bench=<runs>): one transfer, three receivers -----
+#
+# The same nsim_tcp stream from B, over the same emulated receive DMA of
+# A (header split into page_pool buffers: rx_split on for the plain
+# receiver, a provider for the others), received by plain recv()
+# (nsim_tcp recv), netgpu (netgpu-rx into a udmabuf) and devmem TCP
+# (nsim_tcp devmem into a udmabuf); each verifies every byte.  Prints one
+# "bench-rx <receiver> run <i> secs <wall> cpu <user+sys>" line a run:
+# wall from the sender's start to the receiver's exit (/proc/uptime),
+# CPU of the receiver process (time -p).
+
+# bench_one <receiver> <bytes> <seed> <run>
+bench_one() {
+	local rpid t0 t1 cpu
+	case $1 in
+	recv)	set -- "$@" "$NSIM_TCP" recv $PORT "$2" "$3" ;;
+	netgpu)	set -- "$@" "$NETGPU_RX" -i "$IF_A" -q 0 -l $PORT -m udmabuf \
+			-s 64 -n "$2" -v "$3" -t 120 ;;
+	devmem)	set -- "$@" "$NSIM_TCP" devmem "$IF_A" $PORT "$2" "$3" 64 ;;
+	esac
+	local who=$1 bytes=$2 seed=$3 run=$4
+	shift 4
+	rm -f /tmp/bench.out
+	in_a time -p "$@" > /tmp/bench.out 2>&1 &
+	rpid=$!
+	wait_for /tmp/bench.out 'listening' 60 "$rpid"
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	in_b "$NSIM_TCP" send "$A_IP" $PORT "$bytes" "$seed" > /tmp/send.out 2>&1
+	wait "$rpid"
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	cpu=$(awk '$1 == "user" || $1 == "sys" { s += $2 } END { print s }' /tmp/bench.out)
+	if ! grep -q "bytes=$bytes mismatches=0 " /tmp/bench.out; then
+		echo "bench-rx $who run $run FAILED"
+		cat /tmp/bench.out /tmp/send.out
+		return 1
+	fi
+	echo "bench-rx $who run $run secs $(awk "BEGIN { print $t1 - $t0 }") cpu $cpu"
+}
+
+bench_rx() {
+	local runs=$1 bytes=${nsim_bench_bytes:-67108864} i who
+	echo "bench-rx: bytes=$bytes seed=$SEED runs=$runs"
+	echo 1 > $A_DFS/rx_split
+	for i in $(seq 1 "$runs"); do
+		for who in recv netgpu devmem; do
+			bench_one $who "$bytes" $((SEED + i)) "$i" || return 1
+		done
+	done
+	echo "bench-rx: done"
+}
+
+if [ -n "${nsim_bench:-}" ]; then
+	ktap_begin netdevsim_bench 1
+	ktap_case netdevsim_bench_setup case_setup
+	ktap_end
+	bench_rx "$nsim_bench"
+	exit
+fi
+
 ktap_begin netdevsim_rx 18
 ktap_case netdevsim_rx_setup case_setup
 ktap_case netdevsim_rx_tcp_plain case_tcp_plain

@@ -361,9 +361,7 @@ static int rx_desc(struct rx *rx, const struct netgpu_rx_desc *d)
 			(unsigned long long)d->addr, d->len);
 		return -1;
 	}
-	rx_sync(r, DMA_BUF_SYNC_START);
 	rx_check(rx, r->map + (d->addr - r->addr), d->len);
-	rx_sync(r, DMA_BUF_SYNC_END);
 	rx->got += d->len;
 	rx->descs++;
 	if (d->flags & NETGPU_RX_DESC_COPY) {
@@ -383,13 +381,23 @@ static int rx_drain(struct rx *rx)
 	/* The entry count the kernel returned: mmap_size is page-rounded. */
 	uint32_t mask = rx->rx_ring_entries - 1;
 
+	int i, ret = 0;
+
+	if (cons == prod)
+		return 0;
+	/* CPU access to the dma-bufs once a batch: a sync may be costly. */
+	for (i = 0; i < rx->nreg; i++)
+		rx_sync(&rx->reg[i], DMA_BUF_SYNC_START);
 	while (cons != prod) {
-		if (rx_desc(rx, &slots[cons & mask]))
-			return -1;
+		ret = rx_desc(rx, &slots[cons & mask]);
+		if (ret)
+			break;
 		cons++;
 		__atomic_store_n(&rx->rxr->cons, cons, __ATOMIC_RELEASE);
 	}
-	return 0;
+	for (i = 0; i < rx->nreg; i++)
+		rx_sync(&rx->reg[i], DMA_BUF_SYNC_END);
+	return ret;
 }
 
 /* Bytes in ordinary memory the kernel left in the socket. */

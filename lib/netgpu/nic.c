@@ -849,6 +849,11 @@ void netgpu_ifq_scrub(struct netgpu_ifq *ifq)
 {
 	u32 i, j;
 
+	/* The receive path hands out no buffer after this. */
+	spin_lock_bh(&ifq->fill_lock);
+	ifq->scrubbed = true;
+	spin_unlock_bh(&ifq->fill_lock);
+
 	for (i = 0; i < ifq->nr_areas; i++) {
 		struct netgpu_ifq_area *a = &ifq->areas[i];
 
@@ -987,7 +992,10 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_can_copy);
  * Makes the data visible to the CPU (a sync for the CPU while the device
  * has the memory mapped) and hands the buffer to user space: a user
  * reference, with its page_pool reference, that the fill ring or the
- * scrub gives back.
+ * scrub gives back.  Once the queue's owner has scrubbed it (its file
+ * closed with data still queued on a socket), the data is described
+ * without a reference: nothing would take one back, and no device
+ * writes the buffer any more.
  *
  * Context: Any context.
  * Return: 0, or -EFAULT (and a warning) for data past the buffer's end.
@@ -1006,9 +1014,11 @@ int netgpu_ifq_rx_niov(struct netgpu_ifq *ifq, netmem_ref nm, u32 off,
 	spin_lock_bh(&ifq->fill_lock);
 	if (a->h.map)
 		netgpu_dmamap_sync_for_cpu(a->h.map, boff, len);
+	/* Under the lock: a scrub starting now sees the reference. */
+	if (!ifq->scrubbed)
+		netgpu_niov_get_uref(n);
 	spin_unlock_bh(&ifq->fill_lock);
 
-	netgpu_niov_get_uref(n);
 	desc->addr = a->h.start + boff;
 	desc->len = len;
 	desc->flags = 0;

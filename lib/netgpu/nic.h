@@ -193,6 +193,9 @@ enum netgpu_ifq_state {
  * @cnt: fill-ring counters
  * @in_pool: buffers that entered a pool from the free list and have not
  *	been released to it again
+ * @scrubbed: the owner took every user reference back
+ *	(netgpu_ifq_scrub()); no new one may be taken, as nothing would
+ *	take it back.  Under @fill_lock.
  * @wait: poll() waiters of the queue's file
  */
 struct netgpu_ifq {
@@ -212,6 +215,7 @@ struct netgpu_ifq {
 	spinlock_t		fill_lock;	/* fill consumer, free NAPI tier */
 	struct netgpu_ifq_counters cnt;
 	atomic_t		in_pool;
+	bool			scrubbed;
 	wait_queue_head_t	wait;
 };
 
