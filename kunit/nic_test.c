@@ -1210,12 +1210,16 @@ static void sock_put_all(struct page_pool *pp, netmem_ref *nm, int n)
 		page_pool_put_full_netmem(pp, nm[n], false);
 }
 
-/* User space gives everything back, and may receive again (the scrub's). */
-static void sock_unref_all(struct netgpu_ifq *ifq)
+/*
+ * User space gives everything back (the scrub's way), and the queue stays
+ * @s's to receive again, as if it had not been scrubbed.
+ */
+static void sock_unref_all(struct sock_fix *s, struct netgpu_ifq *ifq)
 {
 	netgpu_ifq_scrub(ifq);
 	spin_lock_bh(&ifq->fill_lock);
 	ifq->scrubbed = false;
+	ifq->owner = s->ctx;
 	spin_unlock_bh(&ifq->fill_lock);
 }
 
@@ -1329,7 +1333,7 @@ static void netgpu_sock_test_foreign(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 200), 0);
 	KUNIT_EXPECT_EQ(test, s->st.err, -EFAULT);
 	KUNIT_EXPECT_EQ(test, s->st.descs, 0);
-	KUNIT_EXPECT_EQ(test, s->sq.cnt.refused, 1);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&s->sq.cnt.refused), 1);
 	KUNIT_EXPECT_EQ(test, sock_uref(nm[0]), 0);
 	/* Ours again: still stopped until the next read. */
 	ifq->owner = s->ctx;
@@ -1391,9 +1395,10 @@ static void netgpu_sock_test_copy(struct kunit *test)
 	struct sock_fix *s = sock_fix(test, ifq, 8);
 	u8 *data = sock_pattern(test, 100 + PAGE_SIZE, 1);
 	netmem_ref nm, rest[PP_ALLOC_CACHE_REFILL];
-	struct netgpu_rx_desc d[4];
+	struct netgpu_rx_desc d[5];
 	struct netgpu_stats st = {};
 	struct sk_buff *skb;
+	struct page *page;
 	int i, n;
 
 	s->st.copy = ifq;
@@ -1402,11 +1407,21 @@ static void netgpu_sock_test_copy(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, nic_alloc_into(pp, &nm));
 	skb_add_rx_frag_netmem(skb, 0, nm, 0, 50, PAGE_SIZE);
 	skb_mark_for_recycle(skb);
+	/*
+	 * Then a page frag (GRO makes one of the next packet's linear
+	 * part): readable, though its skb is not (skb_copy_bits() refuses).
+	 */
+	page = alloc_page(GFP_KERNEL);
+	if (!page)
+		kfree_skb(skb);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	memcpy(page_address(page), data, 30);
+	skb_add_rx_frag(skb, 1, page, 0, 30, PAGE_SIZE);
 
-	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 150), 150);
-	KUNIT_EXPECT_EQ(test, s->st.descs, 2);
-	KUNIT_EXPECT_EQ(test, s->st.copies, 1);
-	KUNIT_EXPECT_EQ(test, s->st.copied, 100);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 180), 180);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 3);
+	KUNIT_EXPECT_EQ(test, s->st.copies, 2);
+	KUNIT_EXPECT_EQ(test, s->st.copied, 130);
 	d[0] = sock_next(test, s);
 	KUNIT_EXPECT_EQ(test, d[0].flags, NETGPU_RX_DESC_COPY);
 	KUNIT_EXPECT_EQ(test, d[0].len, 100);
@@ -1415,6 +1430,10 @@ static void netgpu_sock_test_copy(struct kunit *test)
 	d[1] = sock_next(test, s);
 	KUNIT_EXPECT_EQ(test, d[1].addr, nic_addr(nm));
 	KUNIT_EXPECT_EQ(test, d[1].flags, 0);
+	d[4] = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d[4].flags, NETGPU_RX_DESC_COPY);
+	KUNIT_EXPECT_EQ(test, d[4].len, 30);
+	sock_expect_user(test, d[4].addr, data, 30);
 	kfree_skb(skb);
 
 	/* A page of readable data in two parts: two buffers. */
@@ -1430,12 +1449,12 @@ static void netgpu_sock_test_copy(struct kunit *test)
 	kfree_skb(skb);
 
 	netgpu_ifq_get_stats(ifq, &st);
-	KUNIT_EXPECT_EQ(test, st.bufs_user, 4);
-	for (i = 0; i < 4; i++)
+	KUNIT_EXPECT_EQ(test, st.bufs_user, 5);
+	for (i = 0; i < 5; i++)
 		mock_nic_fill(ifq, ALIGN_DOWN(d[i].addr, PAGE_SIZE));
 	/* The next refill takes them: copies to the free list, @nm to @pp. */
 	n = sock_drain(pp, rest, ARRAY_SIZE(rest));
-	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 4);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 5);
 	sock_put_all(pp, rest, n);
 	memset(&st, 0, sizeof(st));
 	netgpu_ifq_get_stats(ifq, &st);
@@ -1564,7 +1583,7 @@ static void netgpu_sock_test_ring_full(struct kunit *test)
 				k < 6 ? NETGPU_RECV_RING_FULL : 0);
 		for (i = 0; i < 6; i++)
 			KUNIT_EXPECT_EQ(test, sock_uref(nm[i]), i < k);
-		sock_unref_all(ifq);
+		sock_unref_all(s, ifq);
 	}
 	kfree_skb(skb);
 	nic_pool_done(test, ifq, pp);
@@ -1623,20 +1642,38 @@ static struct file *sock_pair(struct kunit *test, struct socket **cli)
 }
 
 static void sock_send(struct kunit *test, struct socket *sock, const u8 *p,
-		      size_t len)
+		      size_t len, int flags)
 {
 	struct kvec iov = { .iov_base = (void *)p, .iov_len = len };
-	struct msghdr msg = {};
+	struct msghdr msg = { .msg_flags = flags };
 
 	KUNIT_ASSERT_EQ(test, kernel_sendmsg(sock, &msg, &iov, 1, len), len);
+}
+
+/* NETGPU_SOCKQ_IOCTL_RECV's loop (netgpu_ctx_recv()), at most 10 s. */
+static int sock_read(struct netgpu_sockq *sq, struct netgpu_ifq *copy,
+		     struct netgpu_recv *r)
+{
+	long timeo = 10 * HZ;
+	int ret;
+
+	for (;;) {
+		ret = netgpu_sockq_recv(sq, copy, r);
+		if (ret != -EAGAIN)
+			return ret;
+		ret = netgpu_sockq_wait(sq, &timeo);
+		if (ret)
+			return ret;
+	}
 }
 
 /*
  * A real TCP stream over loopback (ordinary memory: every byte readable)
  * through netgpu_sockq_recv(): nothing yet is -EAGAIN without waiting;
  * without a host queue the read says READABLE and recv() gets the bytes;
- * with one every byte is copied, in order, and the end of the stream is
- * reported once read.
+ * with one every byte is copied, in order, an urgent byte in the middle
+ * passed over (before the fix the read stopped at it for ever), and the
+ * end of the stream is reported once read.
  */
 static void netgpu_sock_test_tcp(struct kunit *test)
 {
@@ -1654,6 +1691,7 @@ static void netgpu_sock_test_tcp(struct kunit *test)
 	struct msghdr msg = {};
 	struct file *file;
 	size_t done = 0;
+	long timeo;
 
 	file = sock_pair(test, &cli);
 	sq = netgpu_sockq_create(s->ctx, file, &g);
@@ -1661,10 +1699,12 @@ static void netgpu_sock_test_tcp(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, g.mmap_offset, NETGPU_OFF_RX_RING);
 
 	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), -EAGAIN);
+	timeo = 0;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_wait(sq, &timeo), -EAGAIN);
 
-	sock_send(test, cli, data, 100);
+	sock_send(test, cli, data, 100, 0);
 	r.flags = 0;
-	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, NULL, &r), 0);
+	KUNIT_EXPECT_EQ(test, sock_read(sq, NULL, &r), 0);
 	KUNIT_EXPECT_EQ(test, r.status, NETGPU_RECV_READABLE);
 	KUNIT_EXPECT_EQ(test, r.descs, 0);
 	got = kunit_kzalloc(test, 100, GFP_KERNEL);
@@ -1675,14 +1715,20 @@ static void netgpu_sock_test_tcp(struct kunit *test)
 					     1, 100, 0), 100);
 	KUNIT_EXPECT_EQ(test, memcmp(got, data, 100), 0);
 
-	sock_send(test, cli, data + 100, len - 100);
+	/*
+	 * An urgent byte inside the rest: passed over as recv() does (not
+	 * SO_OOBINLINE), not a mark the read stops at for ever.
+	 */
+	sock_send(test, cli, data + 100, 1000, 0);
+	sock_send(test, cli, (const u8 *)"U", 1, MSG_OOB);
+	sock_send(test, cli, data + 1100, len - 1100, 0);
 	KUNIT_ASSERT_EQ(test, kernel_sock_shutdown(cli, SHUT_WR), 0);
 	done = 100;
 	while (!(r.status & NETGPU_RECV_EOF)) {
 		struct netgpu_rx_desc d;
 
 		memset(&r, 0, sizeof(r));
-		KUNIT_ASSERT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), 0);
+		KUNIT_ASSERT_EQ(test, sock_read(sq, ifq, &r), 0);
 		netgpu_queue_prod_submit(sq->rx);
 		while (netgpu_queue_cons_peek_desc(sq->rx, &d)) {
 			KUNIT_ASSERT_EQ(test, d.flags, NETGPU_RX_DESC_COPY);
@@ -1703,18 +1749,18 @@ static void netgpu_sock_test_tcp(struct kunit *test)
 		}
 	}
 	KUNIT_EXPECT_EQ(test, done, len);
-	KUNIT_EXPECT_EQ(test, sq->cnt.copied, len - 100);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&sq->cnt.copied), len - 100);
 	/* At the end of the stream: EOF at once, even when blocking. */
 	memset(&r, 0, sizeof(r));
-	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), 0);
+	KUNIT_EXPECT_EQ(test, sock_read(sq, ifq, &r), 0);
 	KUNIT_EXPECT_EQ(test, r.status, NETGPU_RECV_EOF);
 	netgpu_sockq_destroy(sq);
 }
 
 /*
  * Data still queued on a socket when the queue's owner has closed it
- * (scrubbed): described, but with no user reference, which nothing would
- * take back; the pool drains when the skb goes.  Before the fix the
+ * (scrubbed): refused, with no user reference, which nothing would take
+ * back; the pool drains when the skb goes.  Before the fix the
  * reference was taken and the pool stayed in flight for ever.
  */
 static void netgpu_sock_test_after_scrub(struct kunit *test)
@@ -1730,9 +1776,14 @@ static void netgpu_sock_test_after_scrub(struct kunit *test)
 	skb = sock_skb(test, f, pp, nm, 2, 100);
 	ifq->state = NETGPU_IFQ_UNBOUND;
 	netgpu_ifq_scrub(ifq);
-	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 200), 200);
-	d = sock_next(test, s);
-	KUNIT_EXPECT_EQ(test, d.addr, nic_addr(nm[0]));
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 200), 0);
+	KUNIT_EXPECT_EQ(test, s->st.err, -EFAULT);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 0);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&s->sq.cnt.refused), 1);
+	/* Even for a caller that got past the owner check before the scrub. */
+	memset(&d, 0, sizeof(d));
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_rx_niov(ifq, nm[1], 0, 100, &d),
+			-ENODEV);
 	KUNIT_EXPECT_EQ(test, sock_uref(nm[0]), 0);
 	KUNIT_EXPECT_EQ(test, sock_uref(nm[1]), 0);
 	kfree_skb(skb);

@@ -802,8 +802,9 @@ case_teardown() {
 # The same nsim_tcp stream from B, over the same emulated receive DMA of
 # A (header split into page_pool buffers: rx_split on for the plain
 # receiver, a provider for the others), received by plain recv()
-# (nsim_tcp recv), netgpu (netgpu-rx into a udmabuf) and devmem TCP
-# (nsim_tcp devmem into a udmabuf); each verifies every byte.  Prints one
+# (nsim_tcp recv), netgpu (netgpu-rx into a udmabuf, and into host
+# memory) and devmem TCP (nsim_tcp devmem into a udmabuf); each verifies
+# every byte.  Prints one
 # "bench-rx <receiver> run <i> secs <wall> cpu <user+sys>" line a run:
 # wall from the sender's start to the receiver's exit (/proc/uptime),
 # CPU of the receiver process (time -p).
@@ -814,6 +815,8 @@ bench_one() {
 	case $1 in
 	recv)	set -- "$@" "$NSIM_TCP" recv $PORT "$2" "$3" ;;
 	netgpu)	set -- "$@" "$NETGPU_RX" -i "$IF_A" -q 0 -l $PORT -m udmabuf \
+			-s 64 -n "$2" -v "$3" -t 120 ;;
+	netgpu_host) set -- "$@" "$NETGPU_RX" -i "$IF_A" -q 0 -l $PORT -m host \
 			-s 64 -n "$2" -v "$3" -t 120 ;;
 	devmem)	set -- "$@" "$NSIM_TCP" devmem "$IF_A" $PORT "$2" "$3" 64 ;;
 	esac
@@ -834,6 +837,7 @@ bench_one() {
 		return 1
 	fi
 	echo "bench-rx $who run $run secs $(awk "BEGIN { print $t1 - $t0 }") cpu $cpu"
+	grep -E '^(nsim_tcp|netgpu-rx): .*bytes=' /tmp/bench.out | sed "s/^/bench-rx $who run $run: /"
 }
 
 bench_rx() {
@@ -841,7 +845,7 @@ bench_rx() {
 	echo "bench-rx: bytes=$bytes seed=$SEED runs=$runs"
 	echo 1 > $A_DFS/rx_split
 	for i in $(seq 1 "$runs"); do
-		for who in recv netgpu devmem; do
+		for who in recv netgpu netgpu_host devmem; do
 			bench_one $who "$bytes" $((SEED + i)) "$i" || return 1
 		done
 	done

@@ -546,24 +546,11 @@ static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
 	return file;
 }
 
-/**
- * netgpu_ctx_recv() - NETGPU_SOCKQ_IOCTL_RECV of a socket queue
- * @sq: the queue
- * @r: in/out: as netgpu_sockq_recv()
- *
- * Picks the interface queue readable bytes are copied into: the first
- * bound queue of the context with host memory, if any.
- *
- * Context: Process context, may sleep.  Takes the context's lock, then
- * (without it) the socket lock.
- * Return: as netgpu_sockq_recv().
- */
-int netgpu_ctx_recv(struct netgpu_sockq *sq, struct netgpu_recv *r)
+/* The first bound queue of @ctx with host memory, referenced, or NULL. */
+static struct netgpu_ifq *netgpu_ctx_copy_ifq(struct netgpu_ctx *ctx)
 {
-	struct netgpu_ctx *ctx = sq->ctx;
 	struct netgpu_ifq *copy = NULL;
 	struct netgpu_ifq_file *qf;
-	int ret;
 
 	mutex_lock(&ctx->lock);
 	list_for_each_entry(qf, &ctx->ifqs, node) {
@@ -574,11 +561,40 @@ int netgpu_ctx_recv(struct netgpu_sockq *sq, struct netgpu_recv *r)
 		}
 	}
 	mutex_unlock(&ctx->lock);
+	return copy;
+}
 
-	ret = netgpu_sockq_recv(sq, copy, r);
-	if (copy)
-		netgpu_ifq_put(copy);
-	return ret;
+/**
+ * netgpu_ctx_recv() - NETGPU_SOCKQ_IOCTL_RECV of a socket queue
+ * @sq: the queue
+ * @r: in/out: &struct netgpu_recv
+ *
+ * Reads (netgpu_sockq_recv()) until there is something to report, or,
+ * with NETGPU_RECV_NONBLOCK, once.  Each pass picks the interface queue
+ * readable bytes are copied into afresh: the first bound queue of the
+ * context with host memory, if any; none is held while waiting.
+ *
+ * Context: Process context, may sleep.  Takes the context's lock, then
+ * (without it) the socket lock.
+ * Return: as netgpu_sockq_recv(), or netgpu_sockq_wait()'s error.
+ */
+int netgpu_ctx_recv(struct netgpu_sockq *sq, struct netgpu_recv *r)
+{
+	long timeo = netgpu_sockq_rcvtimeo(sq, r->flags & NETGPU_RECV_NONBLOCK);
+	struct netgpu_ifq *copy;
+	int ret;
+
+	for (;;) {
+		copy = netgpu_ctx_copy_ifq(sq->ctx);
+		ret = netgpu_sockq_recv(sq, copy, r);
+		if (copy)
+			netgpu_ifq_put(copy);
+		if (ret != -EAGAIN)
+			return ret;
+		ret = netgpu_sockq_wait(sq, &timeo);
+		if (ret)
+			return ret;
+	}
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_recv);
 #else

@@ -391,13 +391,32 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_set_mp_params);
 /* ===== Interface queues ===== */
 
 /*
- * The device can no longer write the buffers: let the maps go.  Under
- * the fill lock, which the receive path's syncs for the CPU take.
+ * The device can no longer write the buffers: let the maps go.  First
+ * make what it wrote into buffers still out (in the stack, a socket,
+ * user space) visible to the CPU: the receive path syncs each buffer as
+ * it hands it out, but only while the map exists, and the unmap skips
+ * the CPU sync (a bounce buffer would be lost).  The maps change under
+ * rtnl_lock only, which the caller holds; the fill lock keeps the
+ * receive path's syncs off a map going away.
  */
 static void netgpu_ifq_unmap(struct netgpu_ifq *ifq)
 {
-	u32 i;
+	u32 i, j;
 
+	ASSERT_RTNL();
+	for (i = 0; i < ifq->nr_areas; i++) {
+		struct netgpu_ifq_area *a = &ifq->areas[i];
+
+		if (!a->h.map)
+			continue;
+		for (j = 0; j < a->nr; j++) {
+			if (READ_ONCE(a->niovs[j].niov.pp))
+				netgpu_dmamap_sync_for_cpu(a->h.map,
+							   (u64)j << PAGE_SHIFT,
+							   PAGE_SIZE);
+			cond_resched();
+		}
+	}
 	spin_lock_bh(&ifq->fill_lock);
 	for (i = 0; i < ifq->nr_areas; i++)
 		netgpu_mem_hold_unmap(&ifq->areas[i].h);
@@ -849,9 +868,13 @@ void netgpu_ifq_scrub(struct netgpu_ifq *ifq)
 {
 	u32 i, j;
 
-	/* The receive path hands out no buffer after this. */
+	/*
+	 * The receive path hands out no buffer after this, nor takes the
+	 * queue for its context's (whose address may be reused).
+	 */
 	spin_lock_bh(&ifq->fill_lock);
 	ifq->scrubbed = true;
+	WRITE_ONCE(ifq->owner, NULL);
 	spin_unlock_bh(&ifq->fill_lock);
 
 	for (i = 0; i < ifq->nr_areas; i++) {
@@ -992,13 +1015,14 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_can_copy);
  * Makes the data visible to the CPU (a sync for the CPU while the device
  * has the memory mapped) and hands the buffer to user space: a user
  * reference, with its page_pool reference, that the fill ring or the
- * scrub gives back.  Once the queue's owner has scrubbed it (its file
- * closed with data still queued on a socket), the data is described
- * without a reference: nothing would take one back, and no device
- * writes the buffer any more.
+ * scrub gives back.
  *
  * Context: Any context.
- * Return: 0, or -EFAULT (and a warning) for data past the buffer's end.
+ * Return: 0; -ENODEV once the queue's owner scrubbed it (its file was
+ * closed with data still queued on a socket): nothing would take a
+ * reference back, and a pool the NIC kept (an unbind whose restart
+ * failed) may post the buffer again; -EFAULT (and a warning) for data
+ * past the buffer's end.
  */
 int netgpu_ifq_rx_niov(struct netgpu_ifq *ifq, netmem_ref nm, u32 off,
 		       u32 len, struct netgpu_rx_desc *desc)
@@ -1012,11 +1036,14 @@ int netgpu_ifq_rx_niov(struct netgpu_ifq *ifq, netmem_ref nm, u32 off,
 		return -EFAULT;
 	/* The map goes under this lock when the device does. */
 	spin_lock_bh(&ifq->fill_lock);
+	if (ifq->scrubbed) {
+		spin_unlock_bh(&ifq->fill_lock);
+		return -ENODEV;
+	}
 	if (a->h.map)
 		netgpu_dmamap_sync_for_cpu(a->h.map, boff, len);
 	/* Under the lock: a scrub starting now sees the reference. */
-	if (!ifq->scrubbed)
-		netgpu_niov_get_uref(n);
+	netgpu_niov_get_uref(n);
 	spin_unlock_bh(&ifq->fill_lock);
 
 	desc->addr = a->h.start + boff;
@@ -1025,6 +1052,52 @@ int netgpu_ifq_rx_niov(struct netgpu_ifq *ifq, netmem_ref nm, u32 off,
 	return 0;
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_rx_niov);
+
+/*
+ * skb_copy_bits() for the readable bytes of an skb, from its linear part
+ * and page frags only (not its frag list): 6.12's skb_copy_bits() refuses
+ * every frag of an skb that has an unreadable one, page frags included.
+ */
+static int netgpu_skb_copy_readable(const struct sk_buff *skb, u32 off,
+				    u8 *to, u32 len)
+{
+	u32 start = skb_headlen(skb), end, n;
+	int i;
+
+	if (off < start) {
+		n = min(len, start - off);
+		memcpy(to, skb->data + off, n);
+		off += n;
+		to += n;
+		len -= n;
+	}
+	for (i = 0; i < skb_shinfo(skb)->nr_frags && len; i++) {
+		const skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+
+		end = start + skb_frag_size(frag);
+		if (off < end) {
+			u32 foff = skb_frag_off(frag) + off - start;
+			struct page *page;
+
+			if (skb_frag_is_net_iov(frag))
+				return -EFAULT;
+			page = skb_frag_page(frag);
+			n = min(len, end - off);
+			n = min_t(u32, n, PAGE_SIZE - offset_in_page(foff));
+			memcpy_from_page(to, nth_page(page, foff >> PAGE_SHIFT),
+					 offset_in_page(foff), n);
+			off += n;
+			to += n;
+			len -= n;
+			if (off < end) {
+				i--;	/* the rest of this frag, next page */
+				continue;
+			}
+		}
+		start = end;
+	}
+	return len ? -EFAULT : 0;
+}
 
 /* Write @len bytes of @skb from @off into the host buffer @n. */
 static int netgpu_niov_copy_skb(struct netgpu_niov *n,
@@ -1039,7 +1112,7 @@ static int netgpu_niov_copy_skb(struct netgpu_niov *n,
 	if (ret != 1)
 		return ret < 0 ? ret : -EFAULT;
 	va = kmap_local_page(page);
-	ret = skb_copy_bits(skb, off, va, len);
+	ret = netgpu_skb_copy_readable(skb, off, va, len);
 	kunmap_local(va);
 	put_page(page);
 	return ret;
@@ -1049,7 +1122,8 @@ static int netgpu_niov_copy_skb(struct netgpu_niov *n,
  * netgpu_ifq_rx_copy() - copy data that arrived in ordinary memory
  * @ifq: a queue of the socket's context
  * @skb: the data's skb (the caller holds it)
- * @off: offset of the data in @skb
+ * @off: offset of the data in @skb: in its linear part or page frags
+ *	(a frag list's skbs are passed on their own)
  * @len: its length; at most a buffer's worth is copied
  * @desc: the rx descriptor to fill in (NETGPU_RX_DESC_COPY)
  *

@@ -20,6 +20,21 @@
 #include "queue.h"
 #include "sock.h"
 
+/*
+ * Plain TCP over IPv4 or IPv6, no upper layer owning the receive queue:
+ * kTLS and sockmap keep pointers into it (tls_strp's anchor), MPTCP and
+ * others replace recvmsg.  Checked at attach and at every read, under
+ * the socket lock for the latter: an upper layer can be added later.
+ */
+static bool netgpu_sockq_plain_tcp(struct sock *sk)
+{
+	return sk->sk_type == SOCK_STREAM && sk->sk_protocol == IPPROTO_TCP &&
+	       (sk->sk_family == AF_INET || sk->sk_family == AF_INET6) &&
+	       READ_ONCE(sk->sk_prot)->recvmsg == tcp_recvmsg &&
+	       !inet_csk(sk)->icsk_ulp_ops &&
+	       !READ_ONCE(sk->sk_user_data);
+}
+
 /**
  * netgpu_sockq_create() - attach a TCP socket to a context
  * @ctx: the context; the caller holds a reference for the queue
@@ -45,10 +60,7 @@ struct netgpu_sockq *netgpu_sockq_create(struct netgpu_ctx *ctx,
 	if (!sock)
 		return ERR_PTR(-ENOTSOCK);
 	sk = sock->sk;
-	if (!sk || sk->sk_type != SOCK_STREAM ||
-	    sk->sk_protocol != IPPROTO_TCP ||
-	    (sk->sk_family != AF_INET && sk->sk_family != AF_INET6) ||
-	    READ_ONCE(sk->sk_prot)->recvmsg != tcp_recvmsg)
+	if (!sk || !netgpu_sockq_plain_tcp(sk))
 		return ERR_PTR(-EOPNOTSUPP);
 	err = netgpu_queue_validate_geometry(NETGPU_QUEUE_RX, rx);
 	if (err)
@@ -167,8 +179,8 @@ static int netgpu_recv_niov(struct netgpu_recv_state *st,
 	struct netgpu_rx_desc d;
 	int err;
 
-	if (!ifq || ifq->owner != st->sq->ctx) {
-		st->sq->cnt.refused++;
+	if (!ifq || READ_ONCE(ifq->owner) != st->sq->ctx) {
+		atomic64_inc(&st->sq->cnt.refused);
 		st->err = -EFAULT;
 		return 0;
 	}
@@ -272,21 +284,43 @@ static bool netgpu_sockq_eof(struct sock *sk)
 	       skb_queue_empty(&sk->sk_receive_queue);
 }
 
+/*
+ * Urgent data at the head of the stream stops tcp_read_sock() before
+ * the byte, for ever: only tcp_recvmsg() passes the mark.  Pass it as it
+ * does: skip the byte unless SO_OOBINLINE (it is read with MSG_OOB, or
+ * lost, as for recv()), then forget the mark.
+ */
+static void netgpu_sockq_pass_urg(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (likely(!tp->urg_data) || tp->urg_seq != tp->copied_seq)
+		return;
+	if (!sock_flag(sk, SOCK_URGINLINE))
+		WRITE_ONCE(tp->copied_seq, tp->copied_seq + 1);
+	WRITE_ONCE(tp->urg_data, 0);
+	tcp_fast_path_check(sk);
+}
+
 /**
- * netgpu_sockq_recv() - move a socket's data into its rx ring
+ * netgpu_sockq_recv() - move a socket's data into its rx ring, once
  * @sq: the queue
  * @copy: an interface queue to copy readable bytes into (the caller
  *	holds a reference), or NULL
- * @r: in: &struct netgpu_recv.flags; out: the rest
+ * @r: out: &struct netgpu_recv's status, descs, copies and bytes
  *
- * NETGPU_SOCKQ_IOCTL_RECV (see the uapi header): reads until the receive
- * queue is empty, the ring is full or something stops the read; waits,
- * unless NETGPU_RECV_NONBLOCK, while there is nothing at all to do.
+ * One pass of NETGPU_SOCKQ_IOCTL_RECV (see the uapi header): reads until
+ * the receive queue is empty, the ring is full or something stops the
+ * read.  Never waits: netgpu_sockq_wait() does, between passes, so that
+ * the caller holds nothing (@copy) while it sleeps.
  *
  * Context: Process context, may sleep.  Takes the socket lock.
- * Return: 0; -EAGAIN, -EINTR (or -ERESTARTSYS), -ENOTCONN (a listening
- * or closed socket), the socket's error; -EFAULT if the read stopped at
- * data it may not describe before writing any descriptor.
+ * Return: 0 with something to report in @r; -EAGAIN with nothing at all
+ * (no data, no end of stream); -ENOTCONN (a listening or closed socket),
+ * -EOPNOTSUPP (an upper layer took the socket over since it was
+ * attached), the socket's error; -EFAULT if the read stopped at data it
+ * may not describe before writing any descriptor; -ENODEV for data of a
+ * queue whose file was closed.
  */
 int netgpu_sockq_recv(struct netgpu_sockq *sq, struct netgpu_ifq *copy,
 		      struct netgpu_recv *r)
@@ -294,43 +328,31 @@ int netgpu_sockq_recv(struct netgpu_sockq *sq, struct netgpu_ifq *copy,
 	struct sock *sk = sock_from_file(sq->sock_file)->sk;
 	struct netgpu_recv_state st = { .sq = sq, .copy = copy };
 	read_descriptor_t desc = { .arg.data = &st, .count = 1 };
-	long timeo;
-	int ret;
+	int ret = 0;
 
 	lock_sock(sk);
-	timeo = sock_rcvtimeo(sk, r->flags & NETGPU_RECV_NONBLOCK);
-	for (;;) {
-		ret = tcp_read_sock(sk, &desc, netgpu_sockq_actor);
-		if (st.descs || st.status || st.err || ret < 0)
-			break;
-		if (sk->sk_err) {
-			ret = sock_error(sk);
-			break;
-		}
-		if (netgpu_sockq_eof(sk))
-			break;
-		if (sk->sk_state == TCP_CLOSE) {
-			ret = -ENOTCONN;
-			break;
-		}
-		if (!timeo) {
-			ret = -EAGAIN;
-			break;
-		}
-		if (signal_pending(current)) {
-			ret = sock_intr_errno(timeo);
-			break;
-		}
-		sk_wait_data(sk, &timeo, NULL);
+	if (!netgpu_sockq_plain_tcp(sk)) {
+		ret = -EOPNOTSUPP;
+		goto out;
 	}
+	netgpu_sockq_pass_urg(sk);
+	ret = tcp_read_sock(sk, &desc, netgpu_sockq_actor);
+	if (st.descs || st.status || st.err || ret < 0)
+		goto out;
+	ret = -EAGAIN;
+	if (sk->sk_err)
+		ret = sock_error(sk);
+	else if (sk->sk_state == TCP_CLOSE && !netgpu_sockq_eof(sk))
+		ret = -ENOTCONN;
+out:
 	if (netgpu_sockq_eof(sk))
 		st.status |= NETGPU_RECV_EOF;
 	netgpu_queue_prod_submit(sq->rx);
-	sq->cnt.descs += st.descs;
-	sq->cnt.bytes += st.bytes;
-	sq->cnt.copied += st.copied;
 	release_sock(sk);
 
+	atomic64_add(st.descs, &sq->cnt.descs);
+	atomic64_add(st.bytes, &sq->cnt.bytes);
+	atomic64_add(st.copied, &sq->cnt.copied);
 	r->status = st.status;
 	r->descs = st.descs;
 	r->copies = st.copies;
@@ -339,9 +361,56 @@ int netgpu_sockq_recv(struct netgpu_sockq *sq, struct netgpu_ifq *copy,
 		return 0;
 	if (st.err)
 		return st.err;
-	return ret < 0 ? ret : 0;
+	return ret < 0 ? ret : -EAGAIN;
 }
 EXPORT_SYMBOL_GPL(netgpu_sockq_recv);
+
+/**
+ * netgpu_sockq_rcvtimeo() - how long a read of the socket may wait
+ * @sq: the queue
+ * @nonblock: the caller asked not to wait
+ *
+ * Context: Any context.
+ * Return: the socket's SO_RCVTIMEO, or 0 with @nonblock.
+ */
+long netgpu_sockq_rcvtimeo(struct netgpu_sockq *sq, bool nonblock)
+{
+	return sock_rcvtimeo(sock_from_file(sq->sock_file)->sk, nonblock);
+}
+EXPORT_SYMBOL_GPL(netgpu_sockq_rcvtimeo);
+
+/**
+ * netgpu_sockq_wait() - wait for the socket to receive more
+ * @sq: the queue
+ * @timeo: in/out: the time left (netgpu_sockq_rcvtimeo())
+ *
+ * Returns once an skb arrives after those already queued (data the last
+ * pass could not move stays queued: waiting for "not empty" would spin),
+ * the socket is shut down or fails, a signal is pending or @timeo runs
+ * out.
+ *
+ * Context: Process context, may sleep.  Takes the socket lock.
+ * Return: 0 to read again; -EAGAIN when @timeo ran out (at once if 0);
+ * -EINTR or -ERESTARTSYS on a signal.
+ */
+int netgpu_sockq_wait(struct netgpu_sockq *sq, long *timeo)
+{
+	struct sock *sk = sock_from_file(sq->sock_file)->sk;
+	int ret = 0;
+
+	if (!*timeo)
+		return -EAGAIN;
+	if (signal_pending(current))
+		return sock_intr_errno(*timeo);
+	lock_sock(sk);
+	if (!sk->sk_err && !(sk->sk_shutdown & RCV_SHUTDOWN))
+		sk_wait_data(sk, timeo, skb_peek_tail(&sk->sk_receive_queue));
+	if (signal_pending(current))
+		ret = sock_intr_errno(*timeo);
+	release_sock(sk);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(netgpu_sockq_wait);
 
 /**
  * netgpu_sockq_poll() - poll() of a socket queue's file
@@ -390,22 +459,22 @@ EXPORT_SYMBOL_GPL(netgpu_sockq_mmap);
  * @sq: the queue
  * @st: the sums to add to
  *
- * Context: Process context, may sleep.  Takes the socket lock.
+ * Lockless (atomic counters): the context's lock, which rtnl_lock's
+ * device notifier takes, is never held waiting for a socket lock.
+ *
+ * Context: Any context.
  */
 void netgpu_sockq_get_stats(struct netgpu_sockq *sq, struct netgpu_stats *st)
 {
-	struct sock *sk = sock_from_file(sq->sock_file)->sk;
 	struct netgpu_ring *ring = netgpu_queue_ring(sq->rx);
 	u32 n;
 
-	lock_sock(sk);
-	st->rx_descs += sq->cnt.descs;
-	st->rx_bytes += sq->cnt.bytes;
-	st->rx_copied += sq->cnt.copied;
-	st->rx_refused += sq->cnt.refused;
+	st->rx_descs += atomic64_read(&sq->cnt.descs);
+	st->rx_bytes += atomic64_read(&sq->cnt.bytes);
+	st->rx_copied += atomic64_read(&sq->cnt.copied);
+	st->rx_refused += atomic64_read(&sq->cnt.refused);
 	/* User space writes ->cons: never more than the ring holds. */
 	n = READ_ONCE(ring->prod) - READ_ONCE(ring->cons);
 	st->bufs_rx_ring += min(n, netgpu_queue_nentries(sq->rx));
-	release_sock(sk);
 }
 EXPORT_SYMBOL_GPL(netgpu_sockq_get_stats);

@@ -6,6 +6,7 @@
 #ifndef _NETGPU_SOCK_H
 #define _NETGPU_SOCK_H
 
+#include <linux/atomic.h>
 #include <linux/list.h>
 #include <linux/types.h>
 
@@ -47,7 +48,9 @@
  *
  * **Locks.**  The socket lock serializes readers and so the ring's
  * producer; under it, an interface queue's fill lock (netgpu_ifq_rx_*()).
- * The context's lock is taken before the socket lock, never under it.
+ * The context's lock is never held with the socket lock: a read picks
+ * its copy queue under the context's lock, drops it, then reads; waits
+ * (netgpu_sockq_wait()) hold neither, nor any queue.
  */
 
 struct file;
@@ -67,12 +70,15 @@ struct netgpu_stats;
  * @bytes: bytes they describe
  * @copied: of @bytes, copied into host buffers
  * @refused: frags of another context or provider met
+ *
+ * Atomic: written by the reader, read by GET_STATS without the socket
+ * lock.
  */
 struct netgpu_sockq_counters {
-	u64	descs;
-	u64	bytes;
-	u64	copied;
-	u64	refused;
+	atomic64_t	descs;
+	atomic64_t	bytes;
+	atomic64_t	copied;
+	atomic64_t	refused;
 };
 
 /**
@@ -80,7 +86,7 @@ struct netgpu_sockq_counters {
  * @ctx: the context (a reference is held)
  * @sock_file: the socket's file (a reference is held)
  * @rx: the rx ring; its producer side under the socket lock
- * @cnt: counters, under the socket lock
+ * @cnt: counters
  * @node: in &netgpu_ctx.sockqs, under &netgpu_ctx.lock
  */
 struct netgpu_sockq {
@@ -121,6 +127,8 @@ struct netgpu_sockq *netgpu_sockq_create(struct netgpu_ctx *ctx,
 void netgpu_sockq_destroy(struct netgpu_sockq *sq);
 int netgpu_sockq_recv(struct netgpu_sockq *sq, struct netgpu_ifq *copy,
 		      struct netgpu_recv *r);
+long netgpu_sockq_rcvtimeo(struct netgpu_sockq *sq, bool nonblock);
+int netgpu_sockq_wait(struct netgpu_sockq *sq, long *timeo);
 __poll_t netgpu_sockq_poll(struct netgpu_sockq *sq, struct file *file,
 			   struct poll_table_struct *wait);
 int netgpu_sockq_mmap(struct netgpu_sockq *sq, struct vm_area_struct *vma);
