@@ -386,8 +386,8 @@ EXPORT_SYMBOL_GPL(netgpu_sockq_rcvtimeo);
  *
  * Returns once an skb arrives after those already queued (data the last
  * pass could not move stays queued: waiting for "not empty" would spin),
- * the socket is shut down or fails, a signal is pending or @timeo runs
- * out.
+ * the socket fails or is shut down (unless it was already: that too
+ * would spin), a signal is pending or @timeo runs out.
  *
  * Context: Process context, may sleep.  Takes the socket lock.
  * Return: 0 to read again; -EAGAIN when @timeo ran out (at once if 0);
@@ -396,6 +396,9 @@ EXPORT_SYMBOL_GPL(netgpu_sockq_rcvtimeo);
 int netgpu_sockq_wait(struct netgpu_sockq *sq, long *timeo)
 {
 	struct sock *sk = sock_from_file(sq->sock_file)->sk;
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sk_buff *tail;
+	bool shut;
 	int ret = 0;
 
 	if (!*timeo)
@@ -403,10 +406,24 @@ int netgpu_sockq_wait(struct netgpu_sockq *sq, long *timeo)
 	if (signal_pending(current))
 		return sock_intr_errno(*timeo);
 	lock_sock(sk);
-	if (!sk->sk_err && !(sk->sk_shutdown & RCV_SHUTDOWN))
-		sk_wait_data(sk, timeo, skb_peek_tail(&sk->sk_receive_queue));
+	tail = skb_peek_tail(&sk->sk_receive_queue);
+	shut = sk->sk_shutdown & RCV_SHUTDOWN;
+	if (!sk->sk_err) {
+		/* As sk_wait_data(), which misses errors and shutdowns. */
+		add_wait_queue(sk_sleep(sk), &wait);
+		sk_set_bit(SOCKWQ_ASYNC_WAITDATA, sk);
+		sk_wait_event(sk, timeo,
+			      READ_ONCE(sk->sk_err) ||
+			      skb_peek_tail(&sk->sk_receive_queue) != tail ||
+			      (!shut && (READ_ONCE(sk->sk_shutdown) &
+					 RCV_SHUTDOWN)), &wait);
+		sk_clear_bit(SOCKWQ_ASYNC_WAITDATA, sk);
+		remove_wait_queue(sk_sleep(sk), &wait);
+	}
 	if (signal_pending(current))
 		ret = sock_intr_errno(*timeo);
+	else if (!*timeo)
+		ret = -EAGAIN;
 	release_sock(sk);
 	return ret;
 }
