@@ -34,6 +34,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/user_namespace.h>
+#include <net/sock.h>
 #include <net/net_namespace.h>
 #include <uapi/linux/netgpu.h>
 
@@ -1159,6 +1160,106 @@ static void netgpu_ctx_test_ioctl_region_fd(struct kunit *test)
 			-EBADF);
 }
 
+/* @file (a reference the case holds) in a new descriptor. */
+static int ctx_install(struct kunit *test, struct file *file)
+{
+	int fd;
+
+	get_file(file);
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		fput(file);
+	KUNIT_ASSERT_GE(test, fd, 0);
+	fd_install(fd, file);
+	return fd;
+}
+
+/* A kernel socket as a file the case holds. */
+static struct file *ctx_socket(struct kunit *test, int type, int proto)
+{
+	struct socket *sock;
+	struct file *file;
+
+	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, type, proto,
+					       &sock), 0);
+	file = sock_alloc_file(sock, O_RDWR, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	mock_defer(test, ctx_fput_action, file);
+	return file;
+}
+
+/*
+ * ATTACH_SOCKET's refusals, each with its errno and nothing left behind:
+ * a descriptor that is not a socket, a socket that is not TCP, a bad
+ * ring geometry; then a TCP socket attaches (with the NIC interface) and
+ * its socket-queue fd holds the socket until closed.
+ */
+static void netgpu_ctx_test_attach_socket(struct kunit *test)
+{
+	struct netgpu_attach_socket as = {
+		.rx = { .entries = 64, .entry_size = sizeof(struct netgpu_rx_desc) },
+	};
+	void __user *u = ctx_uarg(test);
+	struct file *shm, *udp, *tcp, *sq_file;
+	struct netgpu_ctx *ctx;
+	long tcp_count;
+	int ret;
+
+	if (!current->files)
+		kunit_skip(test, "Test requires: a file table");
+	ctx = ctx_attached(test);
+	shm = shmem_file_setup("netgpu-not-a-socket", PAGE_SIZE, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, shm);
+	mock_defer(test, ctx_fput_action, shm);
+	udp = ctx_socket(test, SOCK_DGRAM, IPPROTO_UDP);
+	tcp = ctx_socket(test, SOCK_STREAM, IPPROTO_TCP);
+	tcp_count = file_count(tcp);
+
+#define CTX_SOCK_EXPECT(file, err) do {					\
+	as.sock_fd = ctx_install(test, file);				\
+	ctx_put_uarg(test, u, &as, sizeof(as));				\
+	ret = ctx_ioctl(ctx, NETGPU_CTX_IOCTL_ATTACH_SOCKET, u);	\
+	close_fd(as.sock_fd);						\
+	KUNIT_EXPECT_EQ(test, ret, err);				\
+} while (0)
+
+	if (!IS_ENABLED(CONFIG_NETGPU_NIC)) {
+		CTX_SOCK_EXPECT(tcp, -EOPNOTSUPP);
+		KUNIT_EXPECT_EQ(test, file_count(tcp), tcp_count);
+		return;
+	}
+	CTX_SOCK_EXPECT(shm, -ENOTSOCK);
+	CTX_SOCK_EXPECT(udp, -EOPNOTSUPP);
+	as.rx.entry_size = 8;
+	CTX_SOCK_EXPECT(tcp, -EINVAL);
+	as.rx.entry_size = sizeof(struct netgpu_rx_desc);
+	as.rx.entries = NETGPU_QUEUE_MAX_ENTRIES + 1;
+	CTX_SOCK_EXPECT(tcp, -E2BIG);
+	KUNIT_EXPECT_EQ(test, file_count(tcp), tcp_count);
+	KUNIT_EXPECT_TRUE(test, list_empty(&ctx->sockqs));
+
+#undef CTX_SOCK_EXPECT
+
+	as.rx.entries = 100;
+	as.sock_fd = ctx_install(test, tcp);
+	ctx_put_uarg(test, u, &as, sizeof(as));
+	ret = ctx_ioctl(ctx, NETGPU_CTX_IOCTL_ATTACH_SOCKET, u);
+	close_fd(as.sock_fd);
+	KUNIT_ASSERT_GE(test, ret, 0);
+	KUNIT_ASSERT_EQ(test, copy_from_user(&as, u, sizeof(as)), 0);
+	KUNIT_EXPECT_EQ(test, as.rx.entries, 128);
+	KUNIT_EXPECT_EQ(test, as.rx.mmap_offset, NETGPU_OFF_RX_RING);
+	KUNIT_EXPECT_FALSE(test, list_empty(&ctx->sockqs));
+	/* The socket queue holds the socket, until its own file goes. */
+	KUNIT_EXPECT_EQ(test, file_count(tcp), tcp_count + 1);
+	sq_file = fget(ret);
+	KUNIT_ASSERT_NOT_NULL(test, sq_file);
+	close_fd(ret);
+	__fput_sync(sq_file);
+	KUNIT_EXPECT_EQ(test, file_count(tcp), tcp_count);
+	KUNIT_EXPECT_TRUE(test, list_empty(&ctx->sockqs));
+}
+
 static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_lifetime),
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_twice),
@@ -1166,6 +1267,7 @@ static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_netns),
 	KUNIT_CASE(netgpu_ctx_test_region_refused),
 	KUNIT_CASE(netgpu_ctx_test_bind_queue),
+	KUNIT_CASE(netgpu_ctx_test_attach_socket),
 	KUNIT_CASE(netgpu_ctx_test_unregister),
 	KUNIT_CASE(netgpu_ctx_test_netns_move),
 	KUNIT_CASE(netgpu_ctx_test_unregister_racing),

@@ -41,8 +41,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "stream.h"
@@ -60,8 +62,41 @@ static void fletcher_add(struct fletcher *f, const unsigned char *p, size_t n)
 	}
 }
 
+/* Wall and CPU time of the receive loop, for scripts/bench-rx. */
+struct span {
+	struct timespec t;
+	struct rusage ru;
+};
+
+static void span_start(struct span *sp)
+{
+	clock_gettime(CLOCK_MONOTONIC, &sp->t);
+	getrusage(RUSAGE_SELF, &sp->ru);
+}
+
+/* " secs=<wall> cpu=<user+sys>" since span_start(). */
+static const char *span_str(const struct span *sp)
+{
+	static char buf[64];
+	struct timespec t;
+	struct rusage ru;
+	double cpu;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	getrusage(RUSAGE_SELF, &ru);
+	cpu = (ru.ru_utime.tv_sec - sp->ru.ru_utime.tv_sec) +
+	      (ru.ru_stime.tv_sec - sp->ru.ru_stime.tv_sec) +
+	      ((ru.ru_utime.tv_usec - sp->ru.ru_utime.tv_usec) +
+	       (ru.ru_stime.tv_usec - sp->ru.ru_stime.tv_usec)) / 1e6;
+	snprintf(buf, sizeof(buf), " secs=%.3f cpu=%.3f",
+		 (t.tv_sec - sp->t.tv_sec) + (t.tv_nsec - sp->t.tv_nsec) / 1e9,
+		 cpu);
+	return buf;
+}
+
 static int do_recv(int argc, char **argv)
 {
+	struct span sp;
 	unsigned long long want, got = 0, bad = 0;
 	long long first_bad = -1;
 	struct fletcher f = { 0, 0 };
@@ -98,6 +133,7 @@ static int do_recv(int argc, char **argv)
 	if (fd < 0)
 		return perror("nsim_tcp: accept"), 2;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	span_start(&sp);
 
 	for (;;) {
 		ssize_t n = read(fd, buf, rsz);
@@ -121,8 +157,8 @@ static int do_recv(int argc, char **argv)
 		fletcher_add(&f, buf, n);
 		got += n;
 	}
-	printf("nsim_tcp: recv bytes=%llu mismatches=%llu first_bad=%lld sum=%08x\n",
-	       got, bad, first_bad, (f.b << 16) | f.a);
+	printf("nsim_tcp: recv bytes=%llu mismatches=%llu first_bad=%lld sum=%08x%s\n",
+	       got, bad, first_bad, (f.b << 16) | f.a, span_str(&sp));
 	close(fd);
 	close(lfd);
 	return got == want && !bad ? 0 : 1;
@@ -336,6 +372,7 @@ static int nl_talk(int fd, struct nlmsghdr *req, int want, uint32_t *val)
 
 static int do_devmem(int argc, char **argv)
 {
+	struct span sp;
 	unsigned long long want, got = 0, bad = 0, frags = 0, linear = 0;
 	long long first_bad = -1;
 	struct fletcher f = { 0, 0 };
@@ -426,6 +463,7 @@ static int do_devmem(int argc, char **argv)
 	if (fd < 0)
 		return perror("nsim_tcp: accept"), 2;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	span_start(&sp);
 
 	for (;;) {
 		struct iovec iov = { buf, sizeof(buf) };
@@ -508,8 +546,9 @@ static int do_devmem(int argc, char **argv)
 			       ntok * sizeof(tok[0])) != (int)ntok)
 			fprintf(stderr, "nsim_tcp: DONTNEED gave back fewer than %zu\n", ntok);
 	}
-	printf("nsim_tcp: recv bytes=%llu mismatches=%llu first_bad=%lld sum=%08x devmem_frags=%llu linear_bytes=%llu\n",
-	       got, bad, first_bad, (f.b << 16) | f.a, frags, linear);
+	printf("nsim_tcp: recv bytes=%llu mismatches=%llu first_bad=%lld sum=%08x devmem_frags=%llu linear_bytes=%llu%s\n",
+	       got, bad, first_bad, (f.b << 16) | f.a, frags, linear,
+	       span_str(&sp));
 	close(fd);
 	close(lfd);
 	close(nl);

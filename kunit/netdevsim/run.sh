@@ -20,8 +20,10 @@
 # 4194304), nsim_seed (default 1), nsim_devmem_no_wait (see
 # devmem_detached), nsim_netgpu_bytes (default 32768, a multiple of 8:
 # the netgpu transfers, which the receiver cannot read, so they must fit
-# its receive buffer), nsim_rx_bytes (default 16777216: each netgpu-rx
-# transfer).
+# its receive buffer), nsim_rx_bytes (default 268435456: the netgpu-rx
+# transfers over IPv4 into host memory, a udmabuf and a vgem buffer),
+# nsim_rx_small (default 16777216: the others, IPv6 being ten times
+# slower here).
 
 . /lib/ktap.sh
 
@@ -40,7 +42,8 @@ NSIM_NETGPU=/guest/nsim_netgpu
 NETGPU_RX=/guest/netgpu-rx
 NG_PAGES=512
 NG_BYTES=${nsim_netgpu_bytes:-32768}
-RX_BYTES=${nsim_rx_bytes:-16777216}
+RX_BYTES=${nsim_rx_bytes:-268435456}
+RX_SMALL=${nsim_rx_small:-16777216}
 NG_OK=0
 
 in_a() { nsenter -t "$PID_A" -n "$@"; }
@@ -648,12 +651,18 @@ ngrx_pools_gone() {
 	while ! in_a "$NSIM_NETGPU" netlink - > /tmp/ngn.out 2>&1 ||
 	      grep -q ' detached yes ' /tmp/ngn.out; do
 		i=$((i + 1))
-		if [ $i -gt 20 ]; then
+		if [ $((i % 20)) -eq 0 ]; then
+			ktap_diag "netgpu: pools after $((i / 2)) s:"
 			diag_file netgpu /tmp/ngn.out
+			in_a netstat -tan 2>&1 | grep -v LISTEN > /tmp/ngs.out
+			diag_file "netgpu: sockets" /tmp/ngs.out
+		fi
+		if [ $i -gt 240 ]; then
 			return 1
 		fi
 		usleep 500000
 	done
+	[ $i -lt 20 ] || ktap_diag "netgpu: the pools went after $((i / 2)) s"
 }
 
 case_netgpu_rx_host() {
@@ -667,8 +676,8 @@ case_netgpu_rx_host() {
 	ktap_check "closing netgpu-rx leaves no page pool behind" ngrx_pools_gone
 	# netgpu_updown took A down, which flushed its IPv6 address.
 	in_a ip -6 addr add $A_IP6/64 dev "$IF_A" 2>/dev/null
-	TO=$A_IP6 ktap_check "netgpu-rx: $RX_BYTES bytes over IPv6 into host memory, every byte checked" \
-		ngrx netgpu_rx_host6 "$RX_BYTES" $((SEED + 31)) -m host -s 16
+	TO=$A_IP6 ktap_check "netgpu-rx: $RX_SMALL bytes over IPv6 into host memory, every byte checked" \
+		ngrx netgpu_rx_host6 "$RX_SMALL" $((SEED + 31)) -m host -s 16
 	return $ktap_fail
 }
 
@@ -679,8 +688,8 @@ case_netgpu_rx_dmabuf() {
 	ktap_check "vgem present (/dev/dri/card0)" test -c /dev/dri/card0
 	ktap_check "netgpu-rx: $RX_BYTES bytes into a vgem buffer, checked through its mmap()" \
 		ngrx netgpu_rx_vgem "$RX_BYTES" $((SEED + 33)) -m drm -s 16
-	TO=$A_IP6 ktap_check "netgpu-rx: IPv6 into a udmabuf with host memory for copies" \
-		ngrx netgpu_rx_udmabuf6 "$RX_BYTES" $((SEED + 34)) -m udmabuf -s 16 --copy-mib 1
+	TO=$A_IP6 ktap_check "netgpu-rx: $RX_SMALL bytes over IPv6 into a udmabuf with host memory for copies" \
+		ngrx netgpu_rx_udmabuf6 "$RX_SMALL" $((SEED + 34)) -m udmabuf -s 16 --copy-mib 1
 	ktap_check "no page pool left behind" ngrx_pools_gone
 	return $ktap_fail
 }
@@ -694,7 +703,7 @@ case_netgpu_rx_hostile() {
 	echo 1 > $A_DFS/rx_split
 	ktap_check "hold: netgpu-rx listening" \
 		ngrx_start netgpu_rx_hold -m host -s 1 -t 5 --hostile hold
-	in_b timeout 30 "$NSIM_TCP" send "$A_IP" $PORT "$RX_BYTES" $((SEED + 35)) > /tmp/send.out 2>&1 &
+	in_b timeout 30 "$NSIM_TCP" send "$A_IP" $PORT "$RX_SMALL" $((SEED + 35)) > /tmp/send.out 2>&1 &
 	spid=$!
 	ktap_check "hold: the stream stalls, netgpu-rx says so and exits 0" \
 		ngrx_end netgpu_rx_hold
@@ -705,19 +714,19 @@ case_netgpu_rx_hostile() {
 	ktap_check "hold: closing freed every buffer (no page pool left)" ngrx_pools_gone
 
 	ktap_check "garbage: every byte arrives and is checked" \
-		ngrx netgpu_rx_garbage $((RX_BYTES / 4)) $((SEED + 36)) -m host -s 4 --hostile garbage
+		ngrx netgpu_rx_garbage $((RX_SMALL / 4)) $((SEED + 36)) -m host -s 4 --hostile garbage
 	rej=$(sed -n 's/.* fill_rejected=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
 	ktap_check "garbage: the kernel rejected the bad fill entries ($rej)" \
 		test "${rej:-0}" -gt 0
 	ktap_check "double: every byte arrives and is checked" \
-		ngrx netgpu_rx_double $((RX_BYTES / 4)) $((SEED + 37)) -m host -s 4 --hostile double
+		ngrx netgpu_rx_double $((RX_SMALL / 4)) $((SEED + 37)) -m host -s 4 --hostile double
 	rej=$(sed -n 's/.* fill_rejected=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
 	ktap_check "double: the second returns were rejected ($rej)" \
 		test "${rej:-0}" -gt 0
 
 	ktap_check "kill: netgpu-rx listening" \
 		ngrx_start netgpu_rx_kill -m host -s 4 -t 60
-	in_b timeout 60 "$NSIM_TCP" send "$A_IP" $PORT "$RX_BYTES" $((SEED + 38)) > /tmp/send.out 2>&1 &
+	in_b timeout 60 "$NSIM_TCP" send "$A_IP" $PORT "$RX_SMALL" $((SEED + 38)) > /tmp/send.out 2>&1 &
 	spid=$!
 	wait_for /tmp/ngrx.out '^netgpu-rx: bound' 30
 	usleep 500000
@@ -727,7 +736,64 @@ case_netgpu_rx_hostile() {
 	ktap_check "kill: SIGKILL mid-stream freed every buffer (no page pool left)" \
 		ngrx_pools_gone
 	ktap_check "kill: queue 0 binds again afterwards" \
-		ngrx netgpu_rx_after_kill $((RX_BYTES / 4)) $((SEED + 39)) -m host -s 4
+		ngrx netgpu_rx_after_kill $((RX_SMALL / 4)) $((SEED + 39)) -m host -s 4
+	return $ktap_fail
+}
+
+# A device unplugged while netgpu-rx receives a stream on it: a second
+# linked pair (C in A's namespace, D in B's), so that the teardown still
+# has A.  del_device returns (unregister_netdevice() does not wait for
+# netgpu's references), netgpu-rx sees the stream stop and exits, and no
+# destroyed page pool is left waiting for buffers.
+case_netgpu_rx_unplug() {
+	local C_ID=13 D_ID=14 IF_C IF_D IDX_C IDX_D spid t0 t1 got
+	echo "$C_ID 1 1" > $BUS/new_device
+	echo "$D_ID 1 1" > $BUS/new_device
+	# Named apart from A and B's devices, which the namespaces hold.
+	ip link set dev "$(ls $BUS/devices/netdevsim$C_ID/net/)" name ngc0
+	ip link set dev "$(ls $BUS/devices/netdevsim$D_ID/net/)" name ngd0
+	IF_C=$(ls $BUS/devices/netdevsim$C_ID/net/)
+	IF_D=$(ls $BUS/devices/netdevsim$D_ID/net/)
+	ktap_check "second pair named ngc0, ngd0 ($IF_C, $IF_D)" \
+		test "$IF_C" = ngc0 -a "$IF_D" = ngd0
+	ip link set dev "$IF_C" netns "$PID_A" 2>/dev/null ||
+		"$NSIM_TCP" netns "$IF_C" "$PID_A"
+	ip link set dev "$IF_D" netns "$PID_B" 2>/dev/null ||
+		"$NSIM_TCP" netns "$IF_D" "$PID_B"
+	in_a ip addr add 10.78.0.1/24 dev "$IF_C"
+	in_b ip addr add 10.78.0.2/24 dev "$IF_D"
+	in_a ip link set dev "$IF_C" up
+	in_b ip link set dev "$IF_D" up
+	IDX_C=$(ifindex in_a ip link show dev "$IF_C")
+	IDX_D=$(ifindex in_b ip link show dev "$IF_D")
+	exec 7< /proc/$PID_A/ns/net
+	exec 8< /proc/$PID_B/ns/net
+	ktap_check "second pair linked ($IF_C, $IF_D)" \
+		sh -c "echo '7:$IDX_C 8:$IDX_D' > $BUS/link_device"
+	exec 7<&- 8<&-
+	ktap_check "netgpu-rx listening on $IF_C" \
+		ngrx_start netgpu_rx_unplug -i "$IF_C" -m host -s 4 -t 5
+	in_b timeout 60 "$NSIM_TCP" send 10.78.0.1 $PORT "$RX_BYTES" $((SEED + 40)) > /tmp/send.out 2>&1 &
+	spid=$!
+	wait_for /tmp/ngrx.out '^netgpu-rx: bound' 30
+	sleep 1
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	ktap_check "del_device $IF_C mid-stream" \
+		sh -c "echo $C_ID > $BUS/del_device"
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	ktap_diag "netgpu_rx_unplug: del_device took $(awk "BEGIN { print $t1 - $t0 }") s"
+	ktap_check "del_device did not wait for netgpu (under 10 s)" \
+		awk "BEGIN { exit !($t1 - $t0 < 10) }"
+	ngrx_end netgpu_rx_unplug
+	ktap_check "netgpu-rx had bound $IF_C" \
+		grep -q "^netgpu-rx: bound $IF_C " /tmp/ngrx.out
+	kill "$spid" 2>/dev/null
+	wait "$spid"
+	got=$(sed -n 's/^netgpu-rx: bytes=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
+	ktap_check "netgpu-rx got part of the stream (${got:-none} of $RX_BYTES bytes), all of it right" \
+		sh -c "[ '${got:-0}' -gt 0 ] && [ '${got:-0}' -lt $RX_BYTES ] && grep -q ' mismatches=0 ' /tmp/ngrx.out"
+	ktap_check "no page pool left behind" ngrx_pools_gone
+	echo $D_ID > $BUS/del_device
 	return $ktap_fail
 }
 
@@ -804,10 +870,12 @@ case_teardown() {
 # receiver, a provider for the others), received by plain recv()
 # (nsim_tcp recv), netgpu (netgpu-rx into a udmabuf, and into host
 # memory) and devmem TCP (nsim_tcp devmem into a udmabuf); each verifies
-# every byte.  Prints one
-# "bench-rx <receiver> run <i> secs <wall> cpu <user+sys>" line a run:
-# wall from the sender's start to the receiver's exit (/proc/uptime),
-# CPU of the receiver process (time -p).
+# every byte.  Prints one line a run:
+# "bench-rx <receiver> run <i> secs <s> cpu <s> wall <s> process_cpu <s>":
+# the receive loop's wall and CPU time as the receiver measured them
+# (from the accepted connection to the end), then the wall time from the
+# sender's start to the receiver's exit (/proc/uptime) and the receiver
+# process's CPU, setup included (time -p).
 
 # bench_one <receiver> <bytes> <seed> <run>
 bench_one() {
@@ -836,7 +904,9 @@ bench_one() {
 		cat /tmp/bench.out /tmp/send.out
 		return 1
 	fi
-	echo "bench-rx $who run $run secs $(awk "BEGIN { print $t1 - $t0 }") cpu $cpu"
+	# The receive loop's own wall and CPU time (setup excluded: pinning
+	# and mapping 64 MiB is not per byte), then the whole process's.
+	echo "bench-rx $who run $run $(grep -oE 'secs=[0-9.]+ cpu=[0-9.]+' /tmp/bench.out | tr '=' ' ') wall $(awk "BEGIN { print $t1 - $t0 }") process_cpu $cpu"
 	grep -E '^(nsim_tcp|netgpu-rx): .*bytes=' /tmp/bench.out | sed "s/^/bench-rx $who run $run: /"
 }
 
@@ -860,7 +930,7 @@ if [ -n "${nsim_bench:-}" ]; then
 	exit
 fi
 
-ktap_begin netdevsim_rx 18
+ktap_begin netdevsim_rx 19
 ktap_case netdevsim_rx_setup case_setup
 ktap_case netdevsim_rx_tcp_plain case_tcp_plain
 ktap_case netdevsim_rx_tcp_split case_tcp_split
@@ -878,5 +948,6 @@ ktap_case netdevsim_rx_netgpu_unbind case_netgpu_unbind
 ktap_case netdevsim_rx_netgpu_rx_host case_netgpu_rx_host
 ktap_case netdevsim_rx_netgpu_rx_dmabuf case_netgpu_rx_dmabuf
 ktap_case netdevsim_rx_netgpu_rx_hostile case_netgpu_rx_hostile
+ktap_case netdevsim_rx_netgpu_rx_unplug case_netgpu_rx_unplug
 ktap_case netdevsim_rx_teardown case_teardown
 ktap_end

@@ -594,7 +594,7 @@ static void rx_report(struct rx *rx, double secs, double cpu)
 	       (unsigned long long)rx->zc, (unsigned long long)rx->copied,
 	       (unsigned long long)rx->copies, (unsigned long long)rx->recvd,
 	       (unsigned long long)rx->descs);
-	printf(" secs=%.3f MBps=%.1f cpu_s_per_gib=%.3f", secs,
+	printf(" secs=%.3f cpu=%.3f MBps=%.1f cpu_s_per_gib=%.3f", secs, cpu,
 	       secs > 0 ? rx->got / secs / 1e6 : 0.0,
 	       rx->got ? cpu / (rx->got / (double)(1ULL << 30)) : 0.0);
 	printf(" fill_rejected=%llu refused=%llu\n",
