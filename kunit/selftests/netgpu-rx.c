@@ -87,7 +87,7 @@ struct rx {
 	struct stream stream;
 	uint64_t got, zc, copied, copies, recvd, mismatches, descs;
 	int64_t first_bad;
-	uint64_t returns_refused_local;
+	int eof;
 };
 
 static volatile sig_atomic_t rx_stop;
@@ -553,8 +553,10 @@ static int rx_run(struct rx *rx)
 		if ((r.status & (NETGPU_RECV_READABLE |
 				 NETGPU_RECV_NO_BUFFERS)) && rx_recv(rx))
 			return rx_die("recv");
-		if (r.status & NETGPU_RECV_EOF)
+		if (r.status & NETGPU_RECV_EOF) {
+			rx->eof = 1;
 			break;
+		}
 		if (rx->got != before) {
 			last = rx_now();
 			continue;
@@ -711,6 +713,18 @@ int main(int argc, char **argv)
 	c0 = rx_cpu();
 	ret = rx_run(&rx);
 	rx_report(&rx, rx_now() - t0, rx_cpu() - c0);
+	/*
+	 * A stream that did not end (a stall, a device gone): reset it.  A
+	 * graceful close would leave an orphaned socket retransmitting its
+	 * FIN, holding the segments it queued out of order (netgpu buffers,
+	 * and with them the page_pool and the pinned memory) until TCP gives
+	 * up on it.
+	 */
+	if (!rx.eof) {
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+		setsockopt(rx.sock, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
 	if (rx.mismatches || (rx.bytes && rx.got != rx.bytes &&
 			      rx.hostile != RX_HOLD))
 		ret = 1;
