@@ -1095,6 +1095,20 @@ static void ctx_fput_action(void *file)
 	__fput_sync(file);
 }
 
+/* @file (a reference the case holds) in a new descriptor. */
+static int ctx_install(struct kunit *test, struct file *file)
+{
+	int fd;
+
+	get_file(file);
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		fput(file);
+	KUNIT_ASSERT_GE(test, fd, 0);
+	fd_install(fd, file);
+	return fd;
+}
+
 /*
  * ATTACH_REGION and DETACH_REGION take an open of /dev/netgpu_mem:
  * another file is -EINVAL (a valid descriptor, the wrong argument), a
@@ -1126,18 +1140,8 @@ static void netgpu_ctx_test_ioctl_region_fd(struct kunit *test)
 	mock_defer(test, ctx_fput_action, shm);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_mem_from_file(shm)), -EINVAL);
 
-	get_file(mfile);
-	mfd = get_unused_fd_flags(O_CLOEXEC);
-	if (mfd < 0)
-		fput(mfile);
-	KUNIT_ASSERT_GE(test, mfd, 0);
-	fd_install(mfd, mfile);
-	get_file(shm);
-	sfd = get_unused_fd_flags(O_CLOEXEC);
-	if (sfd < 0)
-		fput(shm);
-	KUNIT_ASSERT_GE(test, sfd, 0);
-	fd_install(sfd, shm);
+	mfd = ctx_install(test, mfile);
+	sfd = ctx_install(test, shm);
 
 	ar.mem_fd = sfd;
 	ctx_put_uarg(test, u, &ar, sizeof(ar));
@@ -1158,20 +1162,6 @@ static void netgpu_ctx_test_ioctl_region_fd(struct kunit *test)
 	close_fd(sfd);
 	KUNIT_EXPECT_EQ(test, ctx_ioctl(ctx, NETGPU_CTX_IOCTL_ATTACH_REGION, u),
 			-EBADF);
-}
-
-/* @file (a reference the case holds) in a new descriptor. */
-static int ctx_install(struct kunit *test, struct file *file)
-{
-	int fd;
-
-	get_file(file);
-	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd < 0)
-		fput(file);
-	KUNIT_ASSERT_GE(test, fd, 0);
-	fd_install(fd, file);
-	return fd;
 }
 
 /* A kernel socket as a file the case holds. */
