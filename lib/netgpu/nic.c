@@ -51,28 +51,6 @@ u64 netgpu_niov_addr(const struct netgpu_niov *n)
 EXPORT_SYMBOL_GPL(netgpu_niov_addr);
 
 /**
- * netgpu_ifq_owns() - whether a netmem is a buffer of an interface queue
- * @ifq: the queue
- * @nm: a netmem of an skb frag
- *
- * True only for a net_iov of a page_pool whose provider is netgpu with
- * @ifq: a frag of another provider, or of another queue, is never taken
- * for one of ours.
- *
- * Context: Any context; the caller holds a reference on @nm.
- */
-bool netgpu_ifq_owns(const struct netgpu_ifq *ifq, netmem_ref nm)
-{
-	struct page_pool *pp;
-
-	if (!netmem_is_net_iov(nm))
-		return false;
-	pp = netmem_to_net_iov(nm)->pp;
-	return pp && pp->mp_ops == &netgpu_mp_ops && pp->mp_priv == ifq;
-}
-EXPORT_SYMBOL_GPL(netgpu_ifq_owns);
-
-/**
  * netgpu_ifq_of_netmem() - the interface queue a netmem belongs to
  * @nm: a netmem of an skb frag
  *
@@ -92,6 +70,23 @@ struct netgpu_ifq *netgpu_ifq_of_netmem(netmem_ref nm)
 	return pp->mp_priv;
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_of_netmem);
+
+/**
+ * netgpu_ifq_owns() - whether a netmem is a buffer of an interface queue
+ * @ifq: the queue
+ * @nm: a netmem of an skb frag
+ *
+ * True only for a net_iov of a page_pool whose provider is netgpu with
+ * @ifq: a frag of another provider, or of another queue, is never taken
+ * for one of ours.
+ *
+ * Context: Any context; the caller holds a reference on @nm.
+ */
+bool netgpu_ifq_owns(const struct netgpu_ifq *ifq, netmem_ref nm)
+{
+	return netgpu_ifq_of_netmem(nm) == ifq;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_owns);
 
 /**
  * netgpu_niov_get_uref() - hand a buffer to user space
