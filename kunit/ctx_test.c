@@ -1250,6 +1250,77 @@ static void netgpu_ctx_test_attach_socket(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, list_empty(&ctx->sockqs));
 }
 
+/*
+ * ATTACH_SOCKET's ioctl path (the socket queue, its ring, its file, the
+ * descriptor), failing the 1st, 2nd, ... allocation until it succeeds:
+ * each failure is -ENOMEM and leaves the socket, the context and the
+ * descriptor table as they were.  RECV allocates nothing.
+ */
+static void netgpu_ctx_test_attach_socket_fail_nth(struct kunit *test)
+{
+	struct netgpu_attach_socket as = {
+		.rx = { .entries = 64, .entry_size = sizeof(struct netgpu_rx_desc) },
+	};
+	void __user *u = ctx_uarg(test);
+	unsigned int ctx_refs, left;
+	struct file *tcp, *sq_file;
+	int n, ret, fd, faults = 0;
+	struct netgpu_ctx *ctx;
+	long tcp_count;
+
+	if (!current->files)
+		kunit_skip(test, "Test requires: a file table");
+	if (!IS_ENABLED(CONFIG_NETGPU_NIC))
+		kunit_skip(test, "Test requires: CONFIG_NETGPU_NIC");
+	netgpu_kunit_need_fail_nth(test);
+	ctx = ctx_attached(test);
+	tcp = ctx_socket(test, SOCK_STREAM, IPPROTO_TCP);
+	tcp_count = file_count(tcp);
+	ctx_refs = refcount_read(&ctx->ref);
+	as.sock_fd = ctx_install(test, tcp);
+
+	for (n = 1; n < 1000; n++) {
+		ctx_put_uarg(test, u, &as, sizeof(as));
+		/* The next free descriptor: the one a success would take. */
+		fd = get_unused_fd_flags(0);
+		KUNIT_ASSERT_GE(test, fd, 0);
+		put_unused_fd(fd);
+		netgpu_fail_nth_set(n);
+		ret = ctx_ioctl(ctx, NETGPU_CTX_IOCTL_ATTACH_SOCKET, u);
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
+		if (ret >= 0) {
+			sq_file = fget(ret);
+			KUNIT_ASSERT_NOT_NULL(test, sq_file);
+			close_fd(ret);
+			__fput_sync(sq_file);
+			if (left)
+				break;
+			continue;
+		}
+		faults++;
+		KUNIT_EXPECT_EQ_MSG(test, ret, -ENOMEM, "fail_nth=%d", n);
+		KUNIT_EXPECT_EQ_MSG(test, file_count(tcp), tcp_count + 1,
+				    "fail_nth=%d", n);
+		KUNIT_EXPECT_EQ_MSG(test, refcount_read(&ctx->ref), ctx_refs,
+				    "fail_nth=%d", n);
+		KUNIT_EXPECT_TRUE_MSG(test, list_empty(&ctx->sockqs),
+				      "fail_nth=%d", n);
+		/* No descriptor was left installed. */
+		sq_file = fget(fd);
+		KUNIT_EXPECT_NULL_MSG(test, sq_file, "fail_nth=%d", n);
+		if (sq_file)
+			fput(sq_file);
+	}
+	close_fd(as.sock_fd);
+	KUNIT_EXPECT_LT(test, n, 1000);
+	KUNIT_EXPECT_GT(test, faults, 0);
+	kunit_info(test, "attach_socket: %d allocations, %d faults", n - 1,
+		   faults);
+	KUNIT_EXPECT_EQ(test, file_count(tcp), tcp_count);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ctx->ref), ctx_refs);
+}
+
 static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_lifetime),
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_twice),
@@ -1258,6 +1329,7 @@ static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_region_refused),
 	KUNIT_CASE(netgpu_ctx_test_bind_queue),
 	KUNIT_CASE(netgpu_ctx_test_attach_socket),
+	KUNIT_CASE(netgpu_ctx_test_attach_socket_fail_nth),
 	KUNIT_CASE(netgpu_ctx_test_unregister),
 	KUNIT_CASE(netgpu_ctx_test_netns_move),
 	KUNIT_CASE(netgpu_ctx_test_unregister_racing),

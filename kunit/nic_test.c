@@ -14,9 +14,12 @@
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
+#include <linux/fdtable.h>
+#include <linux/file.h>
 #include <linux/kfifo.h>
 #include <linux/kthread.h>
 #include <linux/mman.h>
+#include <linux/net.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
@@ -955,6 +958,59 @@ static void netgpu_nic_test_bound_dev_gone(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
 }
 
+static struct netgpu_memctx *nic_revoked_mc;
+static int nic_revoked_calls;
+
+static void nic_count_revoked(struct netgpu_memctx *mc)
+{
+	nic_revoked_mc = mc;
+	nic_revoked_calls++;
+}
+
+/*
+ * A region a bound queue holds is revoked (its user removed it): the
+ * memory context's owner is told once, from the revocation itself, and
+ * the queue says so (its owner then unbinds it); the map stays while the
+ * NIC may still write, and goes with the unbind.
+ */
+static void netgpu_nic_test_region_revoked(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_region *gr, *gr2;
+	struct mock_gpu_buf *buf;
+	struct netgpu_ifq *ifq;
+	u32 q = 0;
+
+	buf = nic_gpu_region(test, f, f->mc, 1ULL << 40, &gr);
+	nic_revoked_mc = NULL;
+	nic_revoked_calls = 0;
+	f->mc->revoked = nic_count_revoked;
+	ifq = nic_new_ifq(test, f);
+	mock_nic_register(test, f->nic);
+	KUNIT_ASSERT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
+	/* A region attached after the bind is not the queue's. */
+	nic_gpu_region(test, f, f->mc, 1ULL << 41, &gr2);
+	netgpu_region_revoke(gr2);
+	KUNIT_EXPECT_EQ(test, nic_revoked_calls, 1);
+	KUNIT_EXPECT_FALSE(test, netgpu_ifq_revoked(ifq));
+
+	netgpu_region_revoke(gr);
+	KUNIT_EXPECT_EQ(test, nic_revoked_calls, 2);
+	KUNIT_EXPECT_PTR_EQ(test, nic_revoked_mc, f->mc);
+	KUNIT_EXPECT_TRUE(test, netgpu_ifq_revoked(ifq));
+	netgpu_mem_flush();
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 1);
+
+	nic_unbind(ifq);
+	netgpu_mem_flush();
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_UNBOUND);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 0);
+	nic_expect_plain_queue(test, f->nic);
+	/* Idempotent: no second call for a region already revoked. */
+	netgpu_region_revoke(gr);
+	KUNIT_EXPECT_EQ(test, nic_revoked_calls, 2);
+}
+
 /*
  * Unbind of a device that is down: nothing to restart (its pools are
  * gone), the parameters cleared, the maps let go; it comes up without
@@ -1071,6 +1127,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_bind_fail_nth),
 	KUNIT_CASE(netgpu_nic_test_region_exclusive),
 	KUNIT_CASE(netgpu_nic_test_bound_dev_gone),
+	KUNIT_CASE(netgpu_nic_test_region_revoked),
 	KUNIT_CASE(netgpu_nic_test_unbind_down),
 	KUNIT_CASE(netgpu_nic_test_dev_gone_unmaps),
 	KUNIT_CASE(netgpu_nic_test_create_fail_nth),
@@ -1757,6 +1814,169 @@ static void netgpu_sock_test_tcp(struct kunit *test)
 	netgpu_sockq_destroy(sq);
 }
 
+/* ===== Every close order of context, area, interface and socket queue ===== */
+
+enum sock_end { SOCK_END_CTX, SOCK_END_MEM, SOCK_END_IFQ, SOCK_END_SOCKQ,
+		SOCK_NR_ENDS };
+
+static const char * const sock_end_names[] = {
+	[SOCK_END_CTX] = "context",
+	[SOCK_END_MEM] = "area",
+	[SOCK_END_IFQ] = "ifq",
+	[SOCK_END_SOCKQ] = "sockq",
+};
+
+/* The 4! orders, numbered 0..23: permutation @n of the ends. */
+static const u8 sock_close_orders[24] = {
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+	12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+};
+
+static void sock_close_order(u8 n, u8 *order)
+{
+	u8 left[SOCK_NR_ENDS] = { 0, 1, 2, 3 };
+	int i, j, f, nr = SOCK_NR_ENDS;
+
+	for (i = 0; i < SOCK_NR_ENDS; i++) {
+		for (f = 1, j = 2; j < nr; j++)
+			f *= j;
+		j = n / f;
+		n %= f;
+		order[i] = left[j];
+		memmove(&left[j], &left[j + 1], nr - j - 1);
+		nr--;
+	}
+}
+
+static void sock_close_order_desc(const u8 *n, char *desc)
+{
+	u8 o[SOCK_NR_ENDS];
+
+	sock_close_order(*n, o);
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s, %s, %s, %s",
+		 sock_end_names[o[0]], sock_end_names[o[1]],
+		 sock_end_names[o[2]], sock_end_names[o[3]]);
+}
+
+KUNIT_ARRAY_PARAM(sock_close, sock_close_orders, sock_close_order_desc);
+
+/* The pool of the unbound queue is gone, and with it the region's hold. */
+static bool sock_close_settled(struct netgpu_region *r)
+{
+	int i;
+
+	for (i = 0; i < 100 && refcount_read(&r->ref) > 1; i++)
+		msleep(50);
+	return refcount_read(&r->ref) == 1;
+}
+
+/*
+ * A context on a registered mock NIC with a host region, a bound queue
+ * (its file) whose buffer user space holds, and an attached TCP socket
+ * (the socket queue's file): the context's reference, the area, the
+ * queue's and the socket queue's files go in the order of the parameter.
+ * Whatever the order, the buffer comes back, the queue is unbound, the
+ * pool and the region's maps and attachments go, and the device and the
+ * socket are held by nothing of netgpu's.
+ */
+static void netgpu_sock_test_close_order(struct kunit *test)
+{
+	struct netgpu_queue_geom fill = { .entries = 64, .entry_size = 8 };
+	struct netgpu_queue_geom rx = {
+		.entries = 64, .entry_size = sizeof(struct netgpu_rx_desc),
+	};
+	struct netgpu_region_desc d = { .type = NETGPU_MEMTYPE_HOST };
+	struct nic_fix *f = test->priv;
+	struct file *qfile, *sqfile, *tcp;
+	struct netgpu_region *r;
+	struct netgpu_mem *mem;
+	struct netgpu_ctx *ctx;
+	struct socket *sock;
+	long tcp_count;
+	u8 order[SOCK_NR_ENDS];
+	netmem_ref nm;
+	int i, id, fd;
+	u32 qid = 0;
+
+	if (!current->files)
+		kunit_skip(test, "Test requires: a file table");
+	sock_close_order(*(const u8 *)test->param_value, order);
+	f->nic = mock_nic_create(test, f->dma);
+	mock_nic_register(test, f->nic);
+
+	mem = netgpu_mem_create();
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+	d.len = 8 * PAGE_SIZE;
+	d.addr = kunit_vm_mmap(test, NULL, 0, d.len, PROT_READ | PROT_WRITE,
+			       MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, d.addr, 0);
+	KUNIT_ASSERT_EQ(test, clear_user(u64_to_user_ptr(d.addr), d.len), 0);
+	id = netgpu_mem_add_region(mem, &d);
+	KUNIT_ASSERT_GT(test, id, 0);
+	r = netgpu_mem_get_region(mem, id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+
+	ctx = netgpu_ctx_create();
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    f->nic->ndev->ifindex), 0);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, mem, id), 0);
+	qfile = netgpu_ctx_bind_queue(ctx, &qid, false, &fill);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, qfile);
+
+	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
+					       IPPROTO_TCP, &sock), 0);
+	tcp = sock_alloc_file(sock, O_RDWR, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, tcp);
+	tcp_count = file_count(tcp);
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	KUNIT_ASSERT_GE(test, fd, 0);
+	get_file(tcp);
+	fd_install(fd, tcp);
+	sqfile = netgpu_ctx_attach_socket(ctx, fd, &rx);
+	close_fd(fd);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sqfile);
+
+	/* A buffer received and handed to user space, the skb gone. */
+	nm = mock_nic_alloc(f->nic->pp);
+	KUNIT_ASSERT_TRUE(test, nic_some(nm));
+	KUNIT_ASSERT_TRUE(test, netmem_is_net_iov(nm));
+	netgpu_niov_get_uref(netgpu_niov_from_netmem(nm));
+	page_pool_put_full_netmem(f->nic->pp, nm, false);
+
+	for (i = 0; i < SOCK_NR_ENDS; i++) {
+		switch (order[i]) {
+		case SOCK_END_CTX:
+			netgpu_ctx_put(ctx);
+			break;
+		case SOCK_END_MEM:
+			netgpu_mem_close(mem);
+			break;
+		case SOCK_END_IFQ:
+			__fput_sync(qfile);
+			break;
+		case SOCK_END_SOCKQ:
+			__fput_sync(sqfile);
+			break;
+		}
+	}
+
+	KUNIT_EXPECT_TRUE(test, sock_close_settled(r));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->atts));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_NULL(test,
+			  __netif_get_rx_queue(f->nic->ndev, 0)->mp_params.mp_ops);
+	/*
+	 * The device's own count moves with IPv6 autoconfiguration; a
+	 * reference netgpu kept would hang its unregistration at the end of
+	 * the case (and the tracker would name it).
+	 */
+	KUNIT_EXPECT_EQ(test, file_count(tcp), tcp_count);
+	nic_expect_plain_queue(test, f->nic);
+	netgpu_region_put(r);
+	__fput_sync(tcp);
+}
+
 /*
  * Data still queued on a socket when the queue's owner has closed it
  * (scrubbed): refused, with no user reference, which nothing would take
@@ -1800,6 +2020,7 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_frag_list),
 	KUNIT_CASE(netgpu_sock_test_ring_full),
 	KUNIT_CASE(netgpu_sock_test_after_scrub),
+	KUNIT_CASE_PARAM(netgpu_sock_test_close_order, sock_close_gen_params),
 	KUNIT_CASE(netgpu_sock_test_tcp),
 	{}
 };

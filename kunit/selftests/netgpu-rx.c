@@ -65,6 +65,7 @@ struct rx_region {
 	size_t len;
 	unsigned char *map;	/* where the CPU reads it */
 	int dmabuf;		/* or -1 */
+	int id;			/* in the memory area */
 };
 
 struct rx {
@@ -73,8 +74,8 @@ struct rx {
 	enum rx_mem mem;
 	enum rx_hostile hostile;
 	size_t mib, copy_mib;
-	uint64_t bytes, seed;
-	int verify, queue, timeout, quiet;
+	uint64_t bytes, seed, remove_at;
+	int verify, queue, timeout, quiet, removed;
 	uint32_t rx_entries;
 	/* state */
 	long page;
@@ -133,6 +134,11 @@ static const char rx_help_text[] =
 "                        exits 0 after --timeout), garbage (also give back\n"
 "                        addresses it never got), double (give each back\n"
 "                        twice)\n"
+"      --remove-region N once N bytes arrived, remove the memory from\n"
+"                        netgpu (NETGPU_MEM_IOCTL_REMOVE_REGION) as an\n"
+"                        owner taking it back would: the queue must stop\n"
+"                        (poll() on its fd: POLLHUP) and the rest of the\n"
+"                        stream arrive in ordinary memory, by recv()\n"
 "  -h, --help            this text\n"
 "\n"
 "Prints one line: bytes, mismatches, zero-copy / copied / recv() bytes,\n"
@@ -183,6 +189,7 @@ static int rx_add_region(struct rx *rx, uint32_t type, uint64_t addr,
 	id = ioctl(rx->mem_fd, NETGPU_MEM_IOCTL_ADD_REGION, &ar);
 	if (id < 0)
 		return rx_die("NETGPU_MEM_IOCTL_ADD_REGION");
+	rx->reg[rx->nreg - 1].id = id;
 	at.region_id = id;
 	if (ioctl(rx->ctx_fd, NETGPU_CTX_IOCTL_ATTACH_REGION, &at) < 0)
 		return rx_die("NETGPU_CTX_IOCTL_ATTACH_REGION");
@@ -414,6 +421,37 @@ static int rx_recv(struct rx *rx)
 	return 0;
 }
 
+/*
+ * Take the memory away from netgpu mid-stream: the kernel stops the
+ * queue (the NIC gets no more of its buffers), and what it already
+ * received still comes as descriptors, the rest through recv().
+ */
+static int rx_remove(struct rx *rx)
+{
+	struct pollfd pfd = { .fd = rx->ifq_fd };
+	double t0 = rx_now();
+	int i;
+
+	rx->removed = 1;
+	for (i = 0; i < rx->nreg; i++) {
+		struct netgpu_remove_region rr = { .region_id = rx->reg[i].id };
+
+		if (ioctl(rx->mem_fd, NETGPU_MEM_IOCTL_REMOVE_REGION, &rr) < 0)
+			return rx_die("NETGPU_MEM_IOCTL_REMOVE_REGION");
+	}
+	/* The queue is unbound by a work item: not at once. */
+	if (poll(&pfd, 1, 10000) != 1 ||
+	    !(pfd.revents & (POLLERR | POLLHUP))) {
+		fprintf(stderr, "netgpu-rx: queue still bound 10 s after the regions went (revents 0x%x)\n",
+			pfd.revents);
+		return -1;
+	}
+	printf("netgpu-rx: removed the regions at %llu bytes; the queue stopped after %.3f s\n",
+	       (unsigned long long)rx->got, rx_now() - t0);
+	fflush(stdout);
+	return 0;
+}
+
 /* ===== Setup ===== */
 
 static int rx_socket(struct rx *rx)
@@ -553,6 +591,9 @@ static int rx_run(struct rx *rx)
 		if ((r.status & (NETGPU_RECV_READABLE |
 				 NETGPU_RECV_NO_BUFFERS)) && rx_recv(rx))
 			return rx_die("recv");
+		if (rx->remove_at && !rx->removed && rx->got >= rx->remove_at &&
+		    rx_remove(rx))
+			return 1;
 		if (r.status & NETGPU_RECV_EOF) {
 			rx->eof = 1;
 			break;
@@ -615,6 +656,7 @@ int main(int argc, char **argv)
 		{ "timeout", 1, NULL, 't' }, { "help", 0, NULL, 'h' },
 		{ "copy-mib", 1, NULL, 'C' }, { "drm-dev", 1, NULL, 'D' },
 		{ "hostile", 1, NULL, 'H' }, { "quiet", 0, NULL, 'Q' },
+		{ "remove-region", 1, NULL, 'R' },
 		{}
 	};
 	struct rx rx = {
@@ -667,6 +709,9 @@ int main(int argc, char **argv)
 			break;
 		case 'Q':
 			rx.quiet = 1;
+			break;
+		case 'R':
+			rx.remove_at = strtoull(optarg, NULL, 0);
 			break;
 		case 'm':
 			if (!strcmp(optarg, "host"))

@@ -29,6 +29,10 @@
  */
 static LIST_HEAD(netgpu_ctx_list);
 
+#if IS_ENABLED(CONFIG_NETGPU_NIC)
+static void netgpu_ctx_revoke_work(struct work_struct *work);
+#endif
+
 /**
  * netgpu_ctx_create() - create a context
  *
@@ -49,6 +53,9 @@ struct netgpu_ctx *netgpu_ctx_create(void)
 	INIT_LIST_HEAD(&ctx->node);
 	INIT_LIST_HEAD(&ctx->ifqs);
 	INIT_LIST_HEAD(&ctx->sockqs);
+#if IS_ENABLED(CONFIG_NETGPU_NIC)
+	INIT_WORK(&ctx->revoke_work, netgpu_ctx_revoke_work);
+#endif
 	return ctx;
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_create);
@@ -94,6 +101,36 @@ static void netgpu_ctx_ifqs_dev_gone(struct netgpu_ctx *ctx)
 }
 
 #if IS_ENABLED(CONFIG_NETGPU_NIC)
+/*
+ * A region that queues of @ctx may hold was revoked (its user removed
+ * it): the NIC gets none of its buffers any more.  Those queues are
+ * unbound as closing their files would unbind them; poll() on the files
+ * reports it, the stream goes on in ordinary memory, and the buffers
+ * already received stay valid until given back.
+ */
+static void netgpu_ctx_revoke_work(struct work_struct *work)
+{
+	struct netgpu_ctx *ctx = container_of(work, struct netgpu_ctx,
+					      revoke_work);
+	struct netgpu_ifq_file *qf;
+
+	rtnl_lock();
+	mutex_lock(&ctx->lock);
+	list_for_each_entry(qf, &ctx->ifqs, node)
+		if (netgpu_ifq_revoked(qf->ifq))
+			netgpu_ifq_unbind(qf->ifq);
+	mutex_unlock(&ctx->lock);
+	rtnl_unlock();
+}
+
+/* Under the region's locks: the work does the rest. */
+static void netgpu_ctx_region_revoked(struct netgpu_memctx *mc)
+{
+	struct netgpu_ctx *ctx = container_of(mc, struct netgpu_ctx, mc);
+
+	queue_work(system_wq, &ctx->revoke_work);
+}
+
 static int netgpu_ifq_file_release(struct inode *inode, struct file *file)
 {
 	struct netgpu_ifq_file *qf = file->private_data;
@@ -181,6 +218,12 @@ static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx,
 	/* The device may have gone since the queue was made. */
 	err = netgpu_ctx_check_attached(ctx) ?:
 	      netgpu_ifq_check_dev(ctx->netdev);
+	/*
+	 * Or a region it holds was removed: its revoke work ran before the
+	 * queue was on the list, or will see it there and unbind it.
+	 */
+	if (!err && netgpu_ifq_revoked(ifq))
+		err = -ENODEV;
 	if (err)
 		goto err_put_ifq;
 	qf = kzalloc(sizeof(*qf), GFP_KERNEL_ACCOUNT);
@@ -258,6 +301,10 @@ static void netgpu_ctx_free(struct netgpu_ctx *ctx)
 		netgpu_ctx_detach_dev_locked(ctx, NETGPU_CTX_DEAD);
 	mutex_unlock(&ctx->lock);
 	rtnl_unlock();
+#if IS_ENABLED(CONFIG_NETGPU_NIC)
+	/* The memory context is released: no revocation queues it again. */
+	cancel_work_sync(&ctx->revoke_work);
+#endif
 
 	mutex_destroy(&ctx->lock);
 	kfree(ctx);
@@ -335,6 +382,9 @@ int netgpu_ctx_attach_dev(struct netgpu_ctx *ctx, struct net *net,
 	ctx->netdev = dev;
 	ctx->dma_dev = get_device(parent);
 	netgpu_memctx_init(&ctx->mc, parent);
+#if IS_ENABLED(CONFIG_NETGPU_NIC)
+	ctx->mc.revoked = netgpu_ctx_region_revoked;
+#endif
 	ctx->state = NETGPU_CTX_ATTACHED;
 	list_add_tail(&ctx->node, &netgpu_ctx_list);
 	err = 0;

@@ -11,6 +11,7 @@
 #include <linux/netdevice.h>
 #include <linux/refcount.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 #include "mem.h"
 
@@ -87,6 +88,8 @@ enum netgpu_ctx_state {
  * @ifqs: the interface queues' files, under rtnl_lock and @lock (either
  *	is enough to read)
  * @sockqs: the socket queues (&struct netgpu_sockq), under @lock
+ * @revoke_work: unbinds the queues holding a region that was revoked
+ *	(with the NIC interface)
  */
 struct netgpu_ctx {
 	refcount_t		ref;
@@ -99,6 +102,9 @@ struct netgpu_ctx {
 	struct list_head	node;
 	struct list_head	ifqs;
 	struct list_head	sockqs;
+#if IS_ENABLED(CONFIG_NETGPU_NIC)
+	struct work_struct	revoke_work;
+#endif
 };
 
 struct netgpu_ctx *netgpu_ctx_create(void);

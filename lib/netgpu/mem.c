@@ -494,6 +494,8 @@ void netgpu_region_revoke(struct netgpu_region *r)
 		mutex_lock(&mc->lock);
 		netgpu_memctx_unpublish(mc, att);
 		mutex_unlock(&mc->lock);
+		if (mc->revoked)
+			mc->revoked(mc);
 		netgpu_memctx_revoke_done(mc);
 		list_move(&att->r_node, &atts);
 	}
@@ -798,6 +800,7 @@ void netgpu_memctx_init(struct netgpu_memctx *mc, struct device *dev)
 	xa_init_flags(&mc->xa, XA_FLAGS_ACCOUNT);
 	INIT_LIST_HEAD(&mc->atts);
 	atomic_set(&mc->revokers, 0);
+	mc->revoked = NULL;
 }
 EXPORT_SYMBOL_GPL(netgpu_memctx_init);
 
@@ -1143,6 +1146,24 @@ void netgpu_mem_hold_unmap(struct netgpu_mem_hold *h)
 	h->map = NULL;
 }
 EXPORT_SYMBOL_GPL(netgpu_mem_hold_unmap);
+
+/**
+ * netgpu_mem_hold_revoked() - whether a held region was revoked
+ * @h: the hold
+ *
+ * A revoked region is no longer found by lookups; its holder decides
+ * when to stop handing its buffers to a device (an interface queue
+ * unbinds).
+ *
+ * Context: Any context.
+ * Return: true once netgpu_region_revoke() (or the asynchronous form)
+ * was called on the region.
+ */
+bool netgpu_mem_hold_revoked(const struct netgpu_mem_hold *h)
+{
+	return READ_ONCE(h->r->revoked);
+}
+EXPORT_SYMBOL_GPL(netgpu_mem_hold_revoked);
 
 /**
  * netgpu_mem_hold_put() - drop what netgpu_memctx_hold() took

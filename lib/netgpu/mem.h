@@ -115,6 +115,11 @@ struct netgpu_region_desc {
  *	their last touch of the context; netgpu_memctx_release() waits for
  *	none to be left, since mutex_unlock() may touch the mutex after
  *	another task has acquired it
+ * @revoked: optional, set by the owner after netgpu_memctx_init(): called
+ *	when a region attached to the context is revoked, once per
+ *	attachment, after it was unpublished and before
+ *	netgpu_memctx_release() may return.  Runs under the region's locks:
+ *	it may not sleep nor take a netgpu lock (it queues work).
  */
 struct netgpu_memctx {
 	struct device		*dev;
@@ -122,6 +127,7 @@ struct netgpu_memctx {
 	struct xarray		xa;
 	struct list_head	atts;
 	atomic_t		revokers;
+	void			(*revoked)(struct netgpu_memctx *mc);
 };
 
 /**
@@ -194,6 +200,7 @@ int netgpu_memctx_hold(struct netgpu_memctx *mc,
 		       struct netgpu_mem_hold **holds);
 void netgpu_mem_hold_unmap(struct netgpu_mem_hold *h);
 void netgpu_mem_hold_put(struct netgpu_mem_hold *h);
+bool netgpu_mem_hold_revoked(const struct netgpu_mem_hold *h);
 
 int netgpu_dmabuf_add_region(struct netgpu_mem *mem, struct dma_buf *dmabuf,
 			     u64 addr);

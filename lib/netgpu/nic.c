@@ -825,6 +825,28 @@ void netgpu_ifq_unbind(struct netgpu_ifq *ifq)
 EXPORT_SYMBOL_GPL(netgpu_ifq_unbind);
 
 /**
+ * netgpu_ifq_revoked() - whether a region of an interface queue was revoked
+ * @ifq: the queue
+ *
+ * A queue holds its regions while it lives; a region its user removed
+ * (or its provider revoked) must not be handed to the NIC any longer:
+ * the owner unbinds such a queue (netgpu_ifq_unbind()).
+ *
+ * Context: Any context.
+ * Return: true if a region of @ifq was revoked.
+ */
+bool netgpu_ifq_revoked(const struct netgpu_ifq *ifq)
+{
+	u32 i;
+
+	for (i = 0; i < ifq->nr_areas; i++)
+		if (netgpu_mem_hold_revoked(&ifq->areas[i].h))
+			return true;
+	return false;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_revoked);
+
+/**
  * netgpu_ifq_dev_gone() - the device of an interface queue is going away
  * @ifq: the queue
  *

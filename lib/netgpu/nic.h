@@ -239,6 +239,7 @@ int netgpu_ifq_bind(struct netgpu_ifq *ifq, struct net_device *dev,
 		    u32 *rxq, bool any);
 void netgpu_ifq_unbind(struct netgpu_ifq *ifq);
 void netgpu_ifq_dev_gone(struct netgpu_ifq *ifq);
+bool netgpu_ifq_revoked(const struct netgpu_ifq *ifq);
 void netgpu_ifq_scrub(struct netgpu_ifq *ifq);
 void netgpu_ifq_get_stats(struct netgpu_ifq *ifq, struct netgpu_stats *st);
 __poll_t netgpu_ifq_poll(struct netgpu_ifq *ifq, struct file *file,
