@@ -8,6 +8,15 @@
  *   nsim_tcp send <IPv4 or IPv6 address> <port> <bytes> <seed> [<write size>]
  *   nsim_tcp netns <ifname> <pid>	(move a device, if busybox ip cannot)
  *   nsim_tcp devmem <ifname> <port> <bytes> <seed> <dma-buf MiB>
+ *   nsim_tcp kick
+ *
+ * kick: runs NET_RX softirq once on every online CPU (a UDP datagram to
+ * itself over loopback, sent pinned to each CPU: loopback queues it to
+ * that CPU's backlog).  net_rx_action() first frees the skbs other CPUs
+ * parked on that CPU's defer list (skb_attempt_defer_free(): a socket
+ * reader frees an skb on the CPU that allocated it), which otherwise wait
+ * for the next packet that CPU receives, however long that is, and hold
+ * their page_pool buffers meanwhile.
  *
  * devmem: like recv, but first binds a udmabuf (memfd pages) to rx
  * queue 0 of <ifname> with devmem TCP (netdev netlink BIND_RX), receives
@@ -35,6 +44,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -555,8 +565,56 @@ static int do_devmem(int argc, char **argv)
 	return got == want && !bad && frags ? 0 : 1;
 }
 
+/* Loopback up, in this network namespace. */
+static int lo_up(int fd)
+{
+	struct ifreq ifr = { 0 };
+
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return -1;
+	if (ifr.ifr_flags & IFF_UP)
+		return 0;
+	ifr.ifr_flags |= IFF_UP;
+	return ioctl(fd, SIOCSIFFLAGS, &ifr);
+}
+
+static int do_kick(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t slen = sizeof(sin);
+	int cpu, ncpu, kicked = 0;
+	cpu_set_t set;
+	char c = 0;
+	int fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	if (fd < 0 || lo_up(fd) < 0)
+		return perror("nsim_tcp: kick: lo"), 1;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &slen) < 0)
+		return perror("nsim_tcp: kick: bind"), 1;
+	ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	for (cpu = 0; cpu < ncpu && cpu < CPU_SETSIZE; cpu++) {
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0)
+			continue;	/* offline */
+		if (sendto(fd, &c, 1, 0, (struct sockaddr *)&sin,
+			   sizeof(sin)) != 1)
+			return perror("nsim_tcp: kick: sendto"), 1;
+		kicked++;
+	}
+	printf("nsim_tcp: kick cpus=%d\n", kicked);
+	close(fd);
+	return kicked ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "kick"))
+		return do_kick();
 	if (argc > 1 && !strcmp(argv[1], "devmem"))
 		return do_devmem(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "netns"))
