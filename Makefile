@@ -80,8 +80,13 @@ initramfs:
 # netdevsim queue API and emulated header split under TCP in QEMU
 # (kunit/netdevsim/) on the kernel that `make kunit` built last; writes
 # build/netdevsim.{ktap,json,console.log}.  NSIM_BYTES= NSIM_SEED=
+# The ABI fuzzer's run in the netdevsim boot (60 s in make check; longer:
+# make netdevsim-check FUZZ_SECS=600 FUZZ_SEED=7).
+FUZZ_SECS	?= 60
+FUZZ_SEED	?= 1
 netdevsim-check: stage
-	@scripts/netdevsim-check
+	@NSIM_FUZZ_SECS=$(FUZZ_SECS) NSIM_FUZZ_SEED=$(FUZZ_SEED) \
+		scripts/netdevsim-check
 
 # TCP received three ways (recv(), netgpu, devmem TCP) over netdevsim, on
 # the kernel `make kunit` built last; ratios of the medians.

@@ -442,7 +442,8 @@ static int rx_remove(struct rx *rx)
 	/* The queue is unbound by a work item: not at once. */
 	if (poll(&pfd, 1, 10000) != 1 ||
 	    !(pfd.revents & (POLLERR | POLLHUP))) {
-		fprintf(stderr, "netgpu-rx: queue still bound 10 s after the regions went (revents 0x%x)\n",
+		fprintf(stderr,
+			"netgpu-rx: queue still bound 10 s after the regions went (revents 0x%x)\n",
 			pfd.revents);
 		return -1;
 	}

@@ -13,6 +13,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/err.h>
 #include <linux/mm.h>
+#include <linux/mmap_lock.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/sched/mm.h>
@@ -87,6 +88,31 @@ static void netgpu_host_unaccount(struct user_struct *user,
 	atomic_long_sub(nr_pages, &user->locked_vm);
 }
 
+/*
+ * Every page of [@start, @end) is in a mapping of the caller's: checked
+ * before anything is sized by the length, which user space chooses.  The
+ * pin finds any other reason to refuse a page.
+ */
+static int netgpu_host_check_mapped(unsigned long start, unsigned long end)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	int err = 0;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	while (start < end) {
+		vma = vma_lookup(mm, start);
+		if (!vma) {
+			err = -EFAULT;
+			break;
+		}
+		start = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return err;
+}
+
 static struct netgpu_region *
 netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 {
@@ -132,9 +158,17 @@ netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 		hr->acct_pages = nr_pages;
 	}
 
-	/* User-sized: may be huge, fail quietly. */
+	/*
+	 * User-sized: a range of nothing is refused before the array is
+	 * made; a huge mapped one fails quietly, without the OOM killer
+	 * (a privileged caller is not bounded by RLIMIT_MEMLOCK).
+	 */
+	err = netgpu_host_check_mapped(start, end);
+	if (err)
+		goto err_unaccount;
 	hr->pages = kvmalloc_array(nr_pages, sizeof(*hr->pages),
-				   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+				   GFP_KERNEL_ACCOUNT | __GFP_NOWARN |
+				   __GFP_RETRY_MAYFAIL);
 	if (!hr->pages) {
 		err = -ENOMEM;
 		goto err_unaccount;
