@@ -20,6 +20,7 @@
 #include <linux/kthread.h>
 #include <linux/mman.h>
 #include <linux/net.h>
+#include <linux/poll.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
@@ -1871,6 +1872,46 @@ static bool sock_close_settled(struct netgpu_region *r)
 }
 
 /*
+ * A context of @f's mock NIC (registered here) with a host region of 8
+ * pages of a new area attached, and rx queue 0 bound: the queue's file.
+ * The case owns the context's reference, the area and a reference on
+ * the region.
+ */
+static struct file *sock_ctx_bound(struct kunit *test, struct nic_fix *f,
+				   struct netgpu_ctx **ctx,
+				   struct netgpu_mem **mem,
+				   struct netgpu_region **r, int *id)
+{
+	struct netgpu_queue_geom fill = { .entries = 64, .entry_size = 8 };
+	struct netgpu_region_desc d = { .type = NETGPU_MEMTYPE_HOST };
+	struct file *qfile;
+	u32 qid = 0;
+
+	f->nic = mock_nic_create(test, f->dma);
+	mock_nic_register(test, f->nic);
+	*mem = netgpu_mem_create();
+	KUNIT_ASSERT_NOT_NULL(test, *mem);
+	d.len = 8 * PAGE_SIZE;
+	d.addr = kunit_vm_mmap(test, NULL, 0, d.len, PROT_READ | PROT_WRITE,
+			       MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, d.addr, 0);
+	KUNIT_ASSERT_EQ(test, clear_user(u64_to_user_ptr(d.addr), d.len), 0);
+	*id = netgpu_mem_add_region(*mem, &d);
+	KUNIT_ASSERT_GT(test, *id, 0);
+	*r = netgpu_mem_get_region(*mem, *id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, *r);
+
+	*ctx = netgpu_ctx_create();
+	KUNIT_ASSERT_NOT_NULL(test, *ctx);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_dev(*ctx, &init_net,
+						    f->nic->ndev->ifindex), 0);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(*ctx, *mem, *id), 0);
+	qfile = netgpu_ctx_bind_queue(*ctx, &qid, false, &fill);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, qfile);
+	return qfile;
+}
+
+/*
  * A context on a registered mock NIC with a host region, a bound queue
  * (its file) whose buffer user space holds, and an attached TCP socket
  * (the socket queue's file): the context's reference, the area, the
@@ -1881,11 +1922,9 @@ static bool sock_close_settled(struct netgpu_region *r)
  */
 static void netgpu_sock_test_close_order(struct kunit *test)
 {
-	struct netgpu_queue_geom fill = { .entries = 64, .entry_size = 8 };
 	struct netgpu_queue_geom rx = {
 		.entries = 64, .entry_size = sizeof(struct netgpu_rx_desc),
 	};
-	struct netgpu_region_desc d = { .type = NETGPU_MEMTYPE_HOST };
 	struct nic_fix *f = test->priv;
 	struct file *qfile, *sqfile, *tcp;
 	struct netgpu_region *r;
@@ -1896,33 +1935,11 @@ static void netgpu_sock_test_close_order(struct kunit *test)
 	u8 order[SOCK_NR_ENDS];
 	netmem_ref nm;
 	int i, id, fd;
-	u32 qid = 0;
 
 	if (!current->files)
 		kunit_skip(test, "Test requires: a file table");
 	sock_close_order(*(const u8 *)test->param_value, order);
-	f->nic = mock_nic_create(test, f->dma);
-	mock_nic_register(test, f->nic);
-
-	mem = netgpu_mem_create();
-	KUNIT_ASSERT_NOT_NULL(test, mem);
-	d.len = 8 * PAGE_SIZE;
-	d.addr = kunit_vm_mmap(test, NULL, 0, d.len, PROT_READ | PROT_WRITE,
-			       MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_NE(test, d.addr, 0);
-	KUNIT_ASSERT_EQ(test, clear_user(u64_to_user_ptr(d.addr), d.len), 0);
-	id = netgpu_mem_add_region(mem, &d);
-	KUNIT_ASSERT_GT(test, id, 0);
-	r = netgpu_mem_get_region(mem, id);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
-
-	ctx = netgpu_ctx_create();
-	KUNIT_ASSERT_NOT_NULL(test, ctx);
-	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
-						    f->nic->ndev->ifindex), 0);
-	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, mem, id), 0);
-	qfile = netgpu_ctx_bind_queue(ctx, &qid, false, &fill);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, qfile);
+	qfile = sock_ctx_bound(test, f, &ctx, &mem, &r, &id);
 
 	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
 					       IPPROTO_TCP, &sock), 0);
@@ -1978,6 +1995,53 @@ static void netgpu_sock_test_close_order(struct kunit *test)
 }
 
 /*
+ * The region a bound queue holds is removed (REMOVE_REGION revokes it):
+ * the context unbinds the queue from its work, poll() on the queue's
+ * file reports it, the rx queue runs on ordinary pages again, and the
+ * buffer user space held stays valid until it comes back.  Before, a
+ * detached region could be removed without the queue noticing:
+ * DETACH_REGION of a held region is refused.
+ */
+static void netgpu_sock_test_remove_region(struct kunit *test)
+{
+	struct nic_fix *f = test->priv;
+	struct netgpu_region *r;
+	struct netgpu_mem *mem;
+	struct netgpu_ctx *ctx;
+	struct file *qfile;
+	netmem_ref nm;
+	int id;
+
+	qfile = sock_ctx_bound(test, f, &ctx, &mem, &r, &id);
+	KUNIT_EXPECT_EQ(test, vfs_poll(qfile, NULL) & (EPOLLERR | EPOLLHUP), 0);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, mem, id), -EBUSY);
+
+	nm = mock_nic_alloc(f->nic->pp);
+	KUNIT_ASSERT_TRUE(test, nic_some(nm));
+	KUNIT_ASSERT_TRUE(test, netmem_is_net_iov(nm));
+	netgpu_niov_get_uref(netgpu_niov_from_netmem(nm));
+	page_pool_put_full_netmem(f->nic->pp, nm, false);
+
+	netgpu_region_revoke(r);
+	flush_work(&ctx->revoke_work);
+	KUNIT_EXPECT_EQ(test, vfs_poll(qfile, NULL) & (EPOLLERR | EPOLLHUP),
+			EPOLLERR | EPOLLHUP);
+	KUNIT_EXPECT_NULL(test,
+			  __netif_get_rx_queue(f->nic->ndev, 0)->mp_params.mp_ops);
+	nic_expect_plain_queue(test, f->nic);
+	/* The buffer's memory is still there: the queue holds the region. */
+	KUNIT_EXPECT_GT(test, refcount_read(&r->ref), 1);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, mem, id), -ENOENT);
+
+	__fput_sync(qfile);
+	netgpu_ctx_put(ctx);
+	netgpu_mem_close(mem);
+	KUNIT_EXPECT_TRUE(test, sock_close_settled(r));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	netgpu_region_put(r);
+}
+
+/*
  * Data still queued on a socket when the queue's owner has closed it
  * (scrubbed): refused, with no user reference, which nothing would take
  * back; the pool drains when the skb goes.  Before the fix the
@@ -2020,6 +2084,7 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_frag_list),
 	KUNIT_CASE(netgpu_sock_test_ring_full),
 	KUNIT_CASE(netgpu_sock_test_after_scrub),
+	KUNIT_CASE(netgpu_sock_test_remove_region),
 	KUNIT_CASE_PARAM(netgpu_sock_test_close_order, sock_close_gen_params),
 	KUNIT_CASE(netgpu_sock_test_tcp),
 	{}

@@ -100,6 +100,19 @@ static void netgpu_ctx_ifqs_dev_gone(struct netgpu_ctx *ctx)
 		netgpu_ifq_dev_gone(qf->ifq);
 }
 
+/* A queue of @ctx (its file open, bound or not) holds @r. */
+static bool netgpu_ctx_queue_holds(struct netgpu_ctx *ctx,
+				   struct netgpu_region *r)
+{
+	struct netgpu_ifq_file *qf;
+
+	lockdep_assert_held(&ctx->lock);
+	list_for_each_entry(qf, &ctx->ifqs, node)
+		if (netgpu_ifq_holds(qf->ifq, r))
+			return true;
+	return false;
+}
+
 #if IS_ENABLED(CONFIG_NETGPU_NIC)
 /*
  * A region that queues of @ctx may hold was revoked (its user removed
@@ -444,9 +457,13 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_attach_region);
  *
  * Context: Process context, may sleep.  Takes @ctx->lock, then the
  * region's and the memory context's locks.
+ * A region an interface queue of @ctx holds stays attached until the
+ * queue's file is closed: detached, a later removal of the region would
+ * not reach the queue, which would go on handing it to the NIC.
+ *
  * Return: 0; -ENOENT if @mem has no region @id or it is not attached to
  * @ctx; -ENODEV if no device is attached (never, or it was unregistered,
- * which detached every region).
+ * which detached every region); -EBUSY if a queue of @ctx holds it.
  */
 int netgpu_ctx_detach_region(struct netgpu_ctx *ctx, struct netgpu_mem *mem,
 			     u32 id)
@@ -460,6 +477,8 @@ int netgpu_ctx_detach_region(struct netgpu_ctx *ctx, struct netgpu_mem *mem,
 
 	mutex_lock(&ctx->lock);
 	err = netgpu_ctx_check_attached(ctx);
+	if (!err && netgpu_ctx_queue_holds(ctx, r))
+		err = -EBUSY;
 	if (!err)
 		err = netgpu_memctx_detach(&ctx->mc, r);
 	mutex_unlock(&ctx->lock);
@@ -489,7 +508,7 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_detach_region);
  * and @ctx->lock.
  * Return: the queue's file (O_RDWR; the caller installs it in a file
  * descriptor, or fput()s it, which unbinds); ERR_PTR(-ENODEV) if no
- * device is attached; -EINVAL if @queue_id is not an rx queue of the
+ * device is attached, or a region was removed while the queue was made; -EINVAL if @queue_id is not an rx queue of the
  * device, for a bad geometry or with no region attached; -EOPNOTSUPP if
  * the device has no queue-management API (or the kernel no NIC
  * interface); -ENETDOWN if it is down; -EBUSY if a region is another

@@ -89,9 +89,11 @@ static void netgpu_host_unaccount(struct user_struct *user,
 }
 
 /*
- * Every page of [@start, @end) is in a mapping of the caller's: checked
- * before anything is sized by the length, which user space chooses.  The
- * pin finds any other reason to refuse a page.
+ * Every page of [@start, @end) is in a writable mapping of ordinary pages
+ * of the caller's (what the FOLL_WRITE | FOLL_LONGTERM pin takes):
+ * checked before anything is sized by the length, which user space
+ * chooses, so that a huge PROT_NONE reservation is refused as cheaply as
+ * a hole.  The pin finds any other reason to refuse a page.
  */
 static int netgpu_host_check_mapped(unsigned long start, unsigned long end)
 {
@@ -103,7 +105,8 @@ static int netgpu_host_check_mapped(unsigned long start, unsigned long end)
 		return -EINTR;
 	while (start < end) {
 		vma = vma_lookup(mm, start);
-		if (!vma) {
+		if (!vma || !(vma->vm_flags & VM_WRITE) ||
+		    (vma->vm_flags & (VM_IO | VM_PFNMAP))) {
 			err = -EFAULT;
 			break;
 		}

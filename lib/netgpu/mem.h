@@ -118,8 +118,9 @@ struct netgpu_region_desc {
  * @revoked: optional, set by the owner after netgpu_memctx_init(): called
  *	when a region attached to the context is revoked, once per
  *	attachment, after it was unpublished and before
- *	netgpu_memctx_release() may return.  Runs under the region's locks:
- *	it may not sleep nor take a netgpu lock (it queues work).
+ *	netgpu_memctx_release() may return.  Runs under the region's
+ *	mutexes: it must not take rtnl_lock or a context's lock, which come
+ *	before them (the context queues work).
  */
 struct netgpu_memctx {
 	struct device		*dev;

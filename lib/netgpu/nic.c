@@ -847,6 +847,27 @@ bool netgpu_ifq_revoked(const struct netgpu_ifq *ifq)
 EXPORT_SYMBOL_GPL(netgpu_ifq_revoked);
 
 /**
+ * netgpu_ifq_holds() - whether an interface queue holds a region
+ * @ifq: the queue
+ * @r: the region
+ *
+ * Context: Any context.
+ * Return: true if @r is one of @ifq's areas: the queue may hand its
+ * buffers to the NIC (while bound) and holds its DMA map.
+ */
+bool netgpu_ifq_holds(const struct netgpu_ifq *ifq,
+		      const struct netgpu_region *r)
+{
+	u32 i;
+
+	for (i = 0; i < ifq->nr_areas; i++)
+		if (ifq->areas[i].h.r == r)
+			return true;
+	return false;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_holds);
+
+/**
  * netgpu_ifq_dev_gone() - the device of an interface queue is going away
  * @ifq: the queue
  *

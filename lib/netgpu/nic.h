@@ -240,6 +240,8 @@ int netgpu_ifq_bind(struct netgpu_ifq *ifq, struct net_device *dev,
 void netgpu_ifq_unbind(struct netgpu_ifq *ifq);
 void netgpu_ifq_dev_gone(struct netgpu_ifq *ifq);
 bool netgpu_ifq_revoked(const struct netgpu_ifq *ifq);
+bool netgpu_ifq_holds(const struct netgpu_ifq *ifq,
+		      const struct netgpu_region *r);
 void netgpu_ifq_scrub(struct netgpu_ifq *ifq);
 void netgpu_ifq_get_stats(struct netgpu_ifq *ifq, struct netgpu_stats *st);
 __poll_t netgpu_ifq_poll(struct netgpu_ifq *ifq, struct file *file,
@@ -264,6 +266,12 @@ static inline void netgpu_ifq_put(struct netgpu_ifq *ifq)
 
 static inline void netgpu_ifq_dev_gone(struct netgpu_ifq *ifq)
 {
+}
+
+static inline bool netgpu_ifq_holds(const struct netgpu_ifq *ifq,
+				    const struct netgpu_region *r)
+{
+	return false;
 }
 
 static inline void netgpu_ifq_get_stats(struct netgpu_ifq *ifq,

@@ -83,7 +83,8 @@ struct netgpu_add_region {
  *
  * The region is revoked: it leaves the area and is detached from every
  * context it is attached to, and an interface queue bound with it stops
- * (is unbound; poll() on its fd reports EPOLLERR | EPOLLHUP); its memory
+ * (is unbound, shortly after the call returns: poll() on its fd then
+ * reports EPOLLERR | EPOLLHUP); its memory
  * is unpinned (or the dma-buf released) once the devices hold none of
  * its buffers and the queue is closed.  A later region
  * of the area may get the same id.
