@@ -15,6 +15,13 @@
  * - recycle: netgpu buffers freed by the stack without user space (the
  *   pool recycles the net_iovs itself), against the same page path: what
  *   the provider costs when it is not called.
+ * - user_return_vs_devmem: the same netgpu round against devmem TCP's
+ *   (net/core/devmem.c, bound to a second mock NIC's queue 0 as the
+ *   netlink BIND_RX binds it, a mock GPU's dma-buf): the buffer comes
+ *   from its pool, tcp_recvmsg_dmabuf() takes the user's pp reference
+ *   and a token in an xarray, the skb is freed, SO_DEVMEM_DONTNEED
+ *   erases the token and puts the reference (napi_pp_put_page()), the
+ *   pool recycles it.
  *
  * Each measurement runs BENCH_ROUNDS rounds of BENCH_BATCH buffers; the
  * two sides alternate BENCH_REPS times and the best of each is kept.
@@ -28,9 +35,18 @@
 #include <linux/math64.h>
 #include <linux/mman.h>
 #include <linux/module.h>
+#include <linux/dma-buf.h>
+#include <linux/fdtable.h>
+#include <linux/rtnetlink.h>
+#include <linux/skbuff_ref.h>
 #include <linux/uaccess.h>
+#include <linux/xarray.h>
+#include <net/netmem.h>
 #include <net/page_pool/helpers.h>
 #include <uapi/linux/netgpu.h>
+
+/* devmem TCP's binding API is net/core's own (no public header). */
+#include "../../net/core/devmem.h"
 
 #include "mem.h"
 #include "mock_gpu.h"
@@ -51,11 +67,18 @@ struct nic_bench {
 	struct page_pool	*pages;
 	netmem_ref		held[BENCH_BATCH];
 	unsigned long		errors;
+	/* devmem TCP's side (user_return_vs_devmem) */
+	struct mock_nic		*dm_nic;
+	struct net_devmem_dmabuf_binding *binding;
+	struct xarray		tokens;
+	u32			tok[BENCH_BATCH];
 };
 
 static void nic_bench_free(void *arg)
 {
 	struct nic_bench *b = arg;
+
+	xa_destroy(&b->tokens);
 
 	if (b->ng)
 		page_pool_destroy(b->ng);
@@ -85,6 +108,7 @@ static struct nic_bench *nic_bench_setup(struct kunit *test)
 
 	b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, b);
+	xa_init_flags(&b->tokens, XA_FLAGS_ALLOC1);
 	dma = mock_dma_device(test, "netgpu-nic-bench");
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dma);
 	b->nic = mock_nic_create(test, dma);
@@ -120,6 +144,63 @@ static struct nic_bench *nic_bench_setup(struct kunit *test)
 		KUNIT_FAIL_AND_ABORT(test, "page_pool");
 	}
 	return b;
+}
+
+/* Before the NIC is unregistered: the binding holds no device reference. */
+static void nic_bench_unbind_devmem(void *arg)
+{
+	struct nic_bench *b = arg;
+
+	rtnl_lock();
+	net_devmem_unbind_dmabuf(b->binding);
+	rtnl_unlock();
+}
+
+/*
+ * devmem TCP on a second mock NIC: a dma-buf of 512 pages bound to its
+ * queue 0, the restarted queue's pool allocating from the binding.
+ */
+static void nic_bench_devmem(struct kunit *test, struct nic_bench *b)
+{
+	static unsigned int orders[32];
+	struct mock_gpu_buf *buf;
+	int fd, i, err;
+
+	if (!IS_ENABLED(CONFIG_NET_DEVMEM))
+		kunit_skip(test, "Test requires: CONFIG_NET_DEVMEM");
+	if (!current->files)
+		kunit_skip(test, "Test requires: a file table");
+	for (i = 0; i < ARRAY_SIZE(orders); i++)
+		orders[i] = 4;
+	buf = mock_gpu_buf_create(test, orders, ARRAY_SIZE(orders));
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	b->dm_nic = mock_nic_create(test, b->nic->dma_dev);
+	mock_nic_register(test, b->dm_nic);
+
+	get_dma_buf(buf->dmabuf);
+	fd = dma_buf_fd(buf->dmabuf, O_CLOEXEC);
+	if (fd < 0)
+		dma_buf_put(buf->dmabuf);
+	KUNIT_ASSERT_GE(test, fd, 0);
+	rtnl_lock();
+	b->binding = net_devmem_bind_dmabuf(b->dm_nic->ndev, fd, NULL);
+	err = PTR_ERR_OR_ZERO(b->binding);
+	if (!err)
+		err = net_devmem_bind_dmabuf_to_queue(b->dm_nic->ndev, 0,
+						      b->binding, NULL);
+	if (err && !IS_ERR(b->binding))
+		net_devmem_unbind_dmabuf(b->binding);
+	if (err)
+		b->binding = NULL;
+	rtnl_unlock();
+	close_fd(fd);
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							nic_bench_unbind_devmem,
+							b), 0);
+	KUNIT_ASSERT_NOT_NULL(test, b->dm_nic->pp);
+	KUNIT_ASSERT_PTR_EQ(test, (void *)b->dm_nic->pp->mp_priv,
+			    (void *)b->binding);
 }
 
 static u64 nic_bench_addr(netmem_ref nm)
@@ -199,6 +280,47 @@ static u64 bench_pp_ring(struct nic_bench *b)
 	return ktime_get_ns() - t0;
 }
 
+static u64 bench_dm_user_return(struct nic_bench *b)
+{
+	struct page_pool *pp = b->dm_nic->pp;
+	u64 t0 = ktime_get_ns();
+	int r, i;
+
+	for (r = 0; r < BENCH_ROUNDS; r++) {
+		local_bh_disable();
+		for (i = 0; i < BENCH_BATCH; i++) {
+			b->held[i] = page_pool_alloc_netmems(pp, GFP_ATOMIC);
+			if (unlikely(!b->held[i])) {
+				b->errors++;
+				continue;
+			}
+			/* tcp_recvmsg_dmabuf(): the user's reference ... */
+			atomic_long_inc(&netmem_to_net_iov(b->held[i])->pp_ref_count);
+			/* ... then the skb goes. */
+			page_pool_put_full_netmem(pp, b->held[i], true);
+		}
+		local_bh_enable();
+		/* Its tokens (tcp_xa_pool_refill() and _commit()). */
+		for (i = 0; i < BENCH_BATCH; i++)
+			if (b->held[i] &&
+			    xa_alloc(&b->tokens, &b->tok[i],
+				     (__force void *)b->held[i], xa_limit_31b,
+				     GFP_KERNEL))
+				b->errors++;
+		/* SO_DEVMEM_DONTNEED: sock_devmem_dontneed(). */
+		xa_lock_bh(&b->tokens);
+		for (i = 0; i < BENCH_BATCH; i++)
+			if (b->held[i])
+				b->held[i] = (__force netmem_ref)
+					__xa_erase(&b->tokens, b->tok[i]);
+		xa_unlock_bh(&b->tokens);
+		for (i = 0; i < BENCH_BATCH; i++)
+			if (b->held[i] && !napi_pp_put_page(b->held[i]))
+				b->errors++;
+	}
+	return ktime_get_ns() - t0;
+}
+
 static void bench_compare(struct kunit *test, const char *name,
 			  u64 (*ours)(struct nic_bench *b),
 			  const char *peer_name,
@@ -208,6 +330,9 @@ static void bench_compare(struct kunit *test, const char *name,
 	u64 best_ours = U64_MAX, best_peer = U64_MAX, t;
 	u64 ours_cns, peer_cns;	/* centi-nanoseconds per op */
 	int rep;
+
+	if (peer == bench_dm_user_return)
+		nic_bench_devmem(test, b);
 
 	ours(b);
 	peer(b);
@@ -242,8 +367,15 @@ static void netgpu_nic_bench_recycle(struct kunit *test)
 		      "page_pool_ring", bench_pp_ring);
 }
 
+static void netgpu_nic_bench_user_return_devmem(struct kunit *test)
+{
+	bench_compare(test, "user_return_vs_devmem", bench_ng_user_return,
+		      "devmem", bench_dm_user_return);
+}
+
 static struct kunit_case nic_bench_cases[] = {
 	KUNIT_CASE_SLOW(netgpu_nic_bench_user_return),
+	KUNIT_CASE_SLOW(netgpu_nic_bench_user_return_devmem),
 	KUNIT_CASE_SLOW(netgpu_nic_bench_recycle),
 	{}
 };
