@@ -1089,6 +1089,26 @@ case_kmemleak() {
 	return $ktap_fail
 }
 
+# nsim_cases=a,b (kernel command line, e.g. NSIM_ARGS=nsim_cases=netgpu_guards):
+# run only these cases (names without netdevsim_rx_) besides setup and
+# teardown; the others are reported as skipped.
+nsim_skip() {
+	ktap_skip_reason="not in nsim_cases=$nsim_cases"
+	return 77
+}
+
+nsim_case() {
+	local short=${1#netdevsim_rx_}
+	if [ -n "${nsim_cases:-}" ] && [ "$short" != setup ] &&
+	   [ "$short" != teardown ]; then
+		case ",$nsim_cases," in
+		*",$short,"*) ;;
+		*) ktap_case "$1" nsim_skip; return ;;
+		esac
+	fi
+	ktap_case "$1" "$2"
+}
+
 if [ -n "${nsim_bench:-}" ]; then
 	ktap_begin netdevsim_bench 1
 	ktap_case netdevsim_bench_setup case_setup
@@ -1098,26 +1118,26 @@ if [ -n "${nsim_bench:-}" ]; then
 fi
 
 ktap_begin netdevsim_rx 22
-ktap_case netdevsim_rx_setup case_setup
-ktap_case netdevsim_rx_tcp_plain case_tcp_plain
-ktap_case netdevsim_rx_tcp_split case_tcp_split
-ktap_case netdevsim_rx_tcp_split_small_writes case_tcp_split_small_writes
-ktap_case netdevsim_rx_tcp6_split case_tcp6_split
-ktap_case netdevsim_rx_tcp_split_jumbo case_tcp_split_jumbo
-ktap_case netdevsim_rx_queue_reset_under_traffic case_queue_reset_under_traffic
-ktap_case netdevsim_rx_queue_reset_down case_queue_reset_down
-ktap_case netdevsim_rx_devmem case_devmem
-ktap_case netdevsim_rx_pp_hold case_pp_hold
-ktap_case netdevsim_rx_netgpu_bind case_netgpu_bind
-ktap_case netdevsim_rx_netgpu_guards case_netgpu_guards
-ktap_case netdevsim_rx_netgpu_updown case_netgpu_updown
-ktap_case netdevsim_rx_netgpu_unbind case_netgpu_unbind
-ktap_case netdevsim_rx_netgpu_rx_host case_netgpu_rx_host
-ktap_case netdevsim_rx_netgpu_rx_dmabuf case_netgpu_rx_dmabuf
-ktap_case netdevsim_rx_netgpu_rx_hostile case_netgpu_rx_hostile
-ktap_case netdevsim_rx_netgpu_rx_remove case_netgpu_rx_remove
-ktap_case netdevsim_rx_netgpu_fuzz case_netgpu_fuzz
-ktap_case netdevsim_rx_netgpu_rx_unplug case_netgpu_rx_unplug
-ktap_case netdevsim_rx_teardown case_teardown
-ktap_case netdevsim_rx_kmemleak case_kmemleak
+nsim_case netdevsim_rx_setup case_setup
+nsim_case netdevsim_rx_tcp_plain case_tcp_plain
+nsim_case netdevsim_rx_tcp_split case_tcp_split
+nsim_case netdevsim_rx_tcp_split_small_writes case_tcp_split_small_writes
+nsim_case netdevsim_rx_tcp6_split case_tcp6_split
+nsim_case netdevsim_rx_tcp_split_jumbo case_tcp_split_jumbo
+nsim_case netdevsim_rx_queue_reset_under_traffic case_queue_reset_under_traffic
+nsim_case netdevsim_rx_queue_reset_down case_queue_reset_down
+nsim_case netdevsim_rx_devmem case_devmem
+nsim_case netdevsim_rx_pp_hold case_pp_hold
+nsim_case netdevsim_rx_netgpu_bind case_netgpu_bind
+nsim_case netdevsim_rx_netgpu_guards case_netgpu_guards
+nsim_case netdevsim_rx_netgpu_updown case_netgpu_updown
+nsim_case netdevsim_rx_netgpu_unbind case_netgpu_unbind
+nsim_case netdevsim_rx_netgpu_rx_host case_netgpu_rx_host
+nsim_case netdevsim_rx_netgpu_rx_dmabuf case_netgpu_rx_dmabuf
+nsim_case netdevsim_rx_netgpu_rx_hostile case_netgpu_rx_hostile
+nsim_case netdevsim_rx_netgpu_rx_remove case_netgpu_rx_remove
+nsim_case netdevsim_rx_netgpu_fuzz case_netgpu_fuzz
+nsim_case netdevsim_rx_netgpu_rx_unplug case_netgpu_rx_unplug
+nsim_case netdevsim_rx_teardown case_teardown
+nsim_case netdevsim_rx_kmemleak case_kmemleak
 ktap_end
