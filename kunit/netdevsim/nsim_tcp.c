@@ -570,7 +570,7 @@ static int lo_up(int fd)
 {
 	struct ifreq ifr = { 0 };
 
-	strcpy(ifr.ifr_name, "lo");
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
 		return -1;
 	if (ifr.ifr_flags & IFF_UP)
