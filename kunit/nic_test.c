@@ -1911,6 +1911,17 @@ static struct file *sock_ctx_bound(struct kunit *test, struct nic_fix *f,
 	return qfile;
 }
 
+/* A buffer of @f's bound queue received and handed to user space, the skb gone. */
+static void sock_user_holds(struct kunit *test, struct nic_fix *f)
+{
+	netmem_ref nm = mock_nic_alloc(f->nic->pp);
+
+	KUNIT_ASSERT_TRUE(test, nic_some(nm));
+	KUNIT_ASSERT_TRUE(test, netmem_is_net_iov(nm));
+	netgpu_niov_get_uref(netgpu_niov_from_netmem(nm));
+	page_pool_put_full_netmem(f->nic->pp, nm, false);
+}
+
 /*
  * A context on a registered mock NIC with a host region, a bound queue
  * (its file) whose buffer user space holds, and an attached TCP socket
@@ -1933,7 +1944,6 @@ static void netgpu_sock_test_close_order(struct kunit *test)
 	struct socket *sock;
 	long tcp_count;
 	u8 order[SOCK_NR_ENDS];
-	netmem_ref nm;
 	int i, id, fd;
 
 	if (!current->files)
@@ -1954,12 +1964,7 @@ static void netgpu_sock_test_close_order(struct kunit *test)
 	close_fd(fd);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sqfile);
 
-	/* A buffer received and handed to user space, the skb gone. */
-	nm = mock_nic_alloc(f->nic->pp);
-	KUNIT_ASSERT_TRUE(test, nic_some(nm));
-	KUNIT_ASSERT_TRUE(test, netmem_is_net_iov(nm));
-	netgpu_niov_get_uref(netgpu_niov_from_netmem(nm));
-	page_pool_put_full_netmem(f->nic->pp, nm, false);
+	sock_user_holds(test, f);
 
 	for (i = 0; i < SOCK_NR_ENDS; i++) {
 		switch (order[i]) {
@@ -2017,18 +2022,13 @@ static void netgpu_sock_test_remove_region(struct kunit *test)
 	struct netgpu_mem *mem;
 	struct netgpu_ctx *ctx;
 	struct file *qfile;
-	netmem_ref nm;
 	int id;
 
 	qfile = sock_ctx_bound(test, f, &ctx, &mem, &r, &id);
 	KUNIT_EXPECT_FALSE(test, sock_stopped(qfile));
 	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, mem, id), -EBUSY);
 
-	nm = mock_nic_alloc(f->nic->pp);
-	KUNIT_ASSERT_TRUE(test, nic_some(nm));
-	KUNIT_ASSERT_TRUE(test, netmem_is_net_iov(nm));
-	netgpu_niov_get_uref(netgpu_niov_from_netmem(nm));
-	page_pool_put_full_netmem(f->nic->pp, nm, false);
+	sock_user_holds(test, f);
 
 	netgpu_region_revoke(r);
 	flush_work(&ctx->revoke_work);

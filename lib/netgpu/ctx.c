@@ -29,9 +29,7 @@
  */
 static LIST_HEAD(netgpu_ctx_list);
 
-#if IS_ENABLED(CONFIG_NETGPU_NIC)
 static void netgpu_ctx_revoke_work(struct work_struct *work);
-#endif
 
 /**
  * netgpu_ctx_create() - create a context
@@ -53,9 +51,7 @@ struct netgpu_ctx *netgpu_ctx_create(void)
 	INIT_LIST_HEAD(&ctx->node);
 	INIT_LIST_HEAD(&ctx->ifqs);
 	INIT_LIST_HEAD(&ctx->sockqs);
-#if IS_ENABLED(CONFIG_NETGPU_NIC)
 	INIT_WORK(&ctx->revoke_work, netgpu_ctx_revoke_work);
-#endif
 	return ctx;
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_create);
@@ -113,7 +109,6 @@ static bool netgpu_ctx_queue_holds(struct netgpu_ctx *ctx,
 	return false;
 }
 
-#if IS_ENABLED(CONFIG_NETGPU_NIC)
 /*
  * A region that queues of @ctx may hold was revoked (its user removed
  * it): the NIC gets none of its buffers any more.  Those queues are
@@ -136,14 +131,19 @@ static void netgpu_ctx_revoke_work(struct work_struct *work)
 	rtnl_unlock();
 }
 
-/* Under the region's locks: the work does the rest. */
+/*
+ * Under the region's locks: the work does the rest.  Without the NIC
+ * interface no queue exists to unbind.
+ */
 static void netgpu_ctx_region_revoked(struct netgpu_memctx *mc)
 {
 	struct netgpu_ctx *ctx = container_of(mc, struct netgpu_ctx, mc);
 
-	queue_work(system_wq, &ctx->revoke_work);
+	if (IS_ENABLED(CONFIG_NETGPU_NIC))
+		queue_work(system_wq, &ctx->revoke_work);
 }
 
+#if IS_ENABLED(CONFIG_NETGPU_NIC)
 static int netgpu_ifq_file_release(struct inode *inode, struct file *file)
 {
 	struct netgpu_ifq_file *qf = file->private_data;
@@ -314,10 +314,8 @@ static void netgpu_ctx_free(struct netgpu_ctx *ctx)
 		netgpu_ctx_detach_dev_locked(ctx, NETGPU_CTX_DEAD);
 	mutex_unlock(&ctx->lock);
 	rtnl_unlock();
-#if IS_ENABLED(CONFIG_NETGPU_NIC)
 	/* The memory context is released: no revocation queues it again. */
 	cancel_work_sync(&ctx->revoke_work);
-#endif
 
 	mutex_destroy(&ctx->lock);
 	kfree(ctx);
@@ -395,9 +393,7 @@ int netgpu_ctx_attach_dev(struct netgpu_ctx *ctx, struct net *net,
 	ctx->netdev = dev;
 	ctx->dma_dev = get_device(parent);
 	netgpu_memctx_init(&ctx->mc, parent);
-#if IS_ENABLED(CONFIG_NETGPU_NIC)
 	ctx->mc.revoked = netgpu_ctx_region_revoked;
-#endif
 	ctx->state = NETGPU_CTX_ATTACHED;
 	list_add_tail(&ctx->node, &netgpu_ctx_list);
 	err = 0;

@@ -89,7 +89,6 @@ enum netgpu_ctx_state {
  *	is enough to read)
  * @sockqs: the socket queues (&struct netgpu_sockq), under @lock
  * @revoke_work: unbinds the queues holding a region that was revoked
- *	(with the NIC interface)
  */
 struct netgpu_ctx {
 	refcount_t		ref;
@@ -102,9 +101,7 @@ struct netgpu_ctx {
 	struct list_head	node;
 	struct list_head	ifqs;
 	struct list_head	sockqs;
-#if IS_ENABLED(CONFIG_NETGPU_NIC)
 	struct work_struct	revoke_work;
-#endif
 };
 
 struct netgpu_ctx *netgpu_ctx_create(void);

@@ -268,6 +268,15 @@ static inline void netgpu_ifq_dev_gone(struct netgpu_ifq *ifq)
 {
 }
 
+static inline void netgpu_ifq_unbind(struct netgpu_ifq *ifq)
+{
+}
+
+static inline bool netgpu_ifq_revoked(const struct netgpu_ifq *ifq)
+{
+	return false;
+}
+
 static inline bool netgpu_ifq_holds(const struct netgpu_ifq *ifq,
 				    const struct netgpu_region *r)
 {
