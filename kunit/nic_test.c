@@ -28,6 +28,7 @@
 #include <linux/uaccess.h>
 #include <net/netdev_rx_queue.h>
 #include <net/page_pool/helpers.h>
+#include <net/page_pool/memory_provider.h>
 #include <uapi/linux/netgpu.h>
 
 #include "ctx.h"
@@ -378,6 +379,73 @@ static void netgpu_nic_test_fill_rejects(struct kunit *test)
 	/* nm[0] went back to the pool on the fill ring. */
 	for (i = 1; i < PP_ALLOC_CACHE_REFILL; i++)
 		page_pool_put_full_netmem(pp, nm[i], false);
+	nic_pool_done(test, ifq, pp);
+}
+
+/*
+ * The provider's refill as page_pool's slow path calls it, on a pool
+ * cache one short of a refill's batch: exactly one fill entry is read.
+ */
+static netmem_ref nic_refill_one(struct kunit *test, struct page_pool *pp)
+{
+	netmem_ref nm;
+
+	KUNIT_ASSERT_EQ(test, pp->alloc.count, PP_ALLOC_CACHE_REFILL - 1);
+	local_bh_disable();
+	nm = pp->mp_ops->alloc_netmems(pp, GFP_ATOMIC);
+	local_bh_enable();
+	return nm;
+}
+
+/*
+ * User space gives a buffer back twice in one go; the refill reads the
+ * first entry, the buffer goes round and user space gets it again, and
+ * only then does the refill read the second entry: a stale return of
+ * the earlier handout, refused.  Taking it would take the buffer from
+ * user space while it reads the new data.
+ */
+static void netgpu_nic_test_fill_stale(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, PP_ALLOC_CACHE_REFILL);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct netgpu_niov *n;
+	netmem_ref nm, again;
+
+	/* One buffer out, the other 63 in the pool's cache. */
+	nm = mock_nic_alloc(pp);
+	KUNIT_ASSERT_TRUE(test, nic_some(nm));
+	n = netgpu_niov_from_netmem(nm);
+	nic_give_user(pp, nm);
+	mock_nic_fill(ifq, nic_addr(nm));
+	mock_nic_fill(ifq, nic_addr(nm));
+
+	/* The first return: straight back out to the NIC, then to the user. */
+	again = nic_refill_one(test, pp);
+	KUNIT_ASSERT_TRUE(test, again == nm);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
+	nic_give_user(pp, again);
+	KUNIT_EXPECT_EQ(test, atomic_read(&n->uref), 1);
+
+	/* The second: refused, counted, the user keeps the buffer. */
+	again = nic_refill_one(test, pp);
+	KUNIT_EXPECT_TRUE(test, nic_some(again));
+	KUNIT_EXPECT_FALSE(test, again == nm);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.twice, 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&n->uref), 1);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&n->niov.pp_ref_count), 1);
+
+	/* A return written after the handout is this handout's. */
+	mock_nic_fill(ifq, nic_addr(nm));
+	local_bh_disable();
+	page_pool_put_full_netmem(pp, again, true);	/* the cache again */
+	local_bh_enable();
+	again = nic_refill_one(test, pp);
+	KUNIT_EXPECT_TRUE(test, again == nm);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&n->uref), 0);
+	page_pool_put_full_netmem(pp, again, false);
 	nic_pool_done(test, ifq, pp);
 }
 
@@ -1119,6 +1187,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_init_refuses),
 	KUNIT_CASE(netgpu_nic_test_fill_refill),
 	KUNIT_CASE(netgpu_nic_test_fill_rejects),
+	KUNIT_CASE(netgpu_nic_test_fill_stale),
 	KUNIT_CASE(netgpu_nic_test_scrub),
 	KUNIT_CASE(netgpu_nic_test_destroy_held),
 	KUNIT_CASE(netgpu_nic_test_skb),

@@ -133,7 +133,7 @@ static const char rx_help_text[] =
 "                        buffers back: the stream stalls, then the tool\n"
 "                        exits 0 after --timeout), garbage (also give back\n"
 "                        addresses it never got), double (give each back\n"
-"                        twice)\n"
+"                        twice in one batch: the kernel takes it once)\n"
 "      --remove-region N once N bytes arrived, remove the memory from\n"
 "                        netgpu (NETGPU_MEM_IOCTL_REMOVE_REGION) as an\n"
 "                        owner taking it back would: the queue must stop\n"
@@ -293,14 +293,18 @@ static void *rx_map_ring(int fd, struct netgpu_queue_geom *g)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* Give one buffer back, waiting for room in the fill ring. */
-static int rx_fill(struct rx *rx, uint64_t addr)
+/*
+ * Give @n addresses back with one store of the producer index, waiting
+ * for room in the fill ring.
+ */
+static int rx_fill(struct rx *rx, const uint64_t *addrs, unsigned int n)
 {
 	uint64_t *slots = (uint64_t *)(rx->fill + 1);
 	struct pollfd pfd = { .fd = rx->ifq_fd, .events = POLLOUT };
+	unsigned int i;
 
-	while (rx->fill_prod - __atomic_load_n(&rx->fill->cons,
-					       __ATOMIC_ACQUIRE) >=
+	while (rx->fill_prod + n - __atomic_load_n(&rx->fill->cons,
+						   __ATOMIC_ACQUIRE) >
 	       rx->fill_entries) {
 		if (poll(&pfd, 1, rx->timeout * 1000) <= 0 ||
 		    (pfd.revents & (POLLERR | POLLHUP))) {
@@ -309,29 +313,37 @@ static int rx_fill(struct rx *rx, uint64_t addr)
 			return -1;
 		}
 	}
-	slots[rx->fill_prod & (rx->fill_entries - 1)] = addr;
-	__atomic_store_n(&rx->fill->prod, ++rx->fill_prod, __ATOMIC_RELEASE);
+	for (i = 0; i < n; i++)
+		slots[(rx->fill_prod + i) & (rx->fill_entries - 1)] = addrs[i];
+	rx->fill_prod += n;
+	__atomic_store_n(&rx->fill->prod, rx->fill_prod, __ATOMIC_RELEASE);
 	return 0;
 }
 
 static int rx_give_back(struct rx *rx, uint64_t buf)
 {
+	uint64_t addrs[3] = { buf };
+
 	switch (rx->hostile) {
 	case RX_HOLD:
 		return 0;
 	case RX_GARBAGE:
 		/* Inside a buffer, and outside every region. */
-		if (rx_fill(rx, buf + 8) || rx_fill(rx, 0x1000))
-			return -1;
-		break;
+		addrs[1] = buf + 8;
+		addrs[2] = 0x1000;
+		return rx_fill(rx, addrs, 3);
 	case RX_DOUBLE:
-		if (rx_fill(rx, buf))
-			return -1;
-		break;
+		/*
+		 * Twice in one batch: the kernel sees both entries before it
+		 * can hand the buffer out again, so the second is always a
+		 * stale duplicate it must refuse.
+		 */
+		addrs[1] = buf;
+		return rx_fill(rx, addrs, 2);
 	case RX_NICE:
 		break;
 	}
-	return rx_fill(rx, buf);
+	return rx_fill(rx, addrs, 1);
 }
 
 /* ===== Data ===== */

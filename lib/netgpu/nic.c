@@ -102,9 +102,41 @@ void netgpu_niov_get_uref(struct netgpu_niov *n)
 {
 	page_pool_ref_netmem(netgpu_niov_netmem(n));
 	WRITE_ONCE(n->returned, false);
+	if (atomic_inc_not_zero(&n->uref))
+		return;
+	/*
+	 * A fresh handout: fill entries already seen name an earlier one.
+	 * The mark is written before the count leaves 0, so a refill that
+	 * sees the count sees the mark (handouts racing here write marks
+	 * that are both right).
+	 */
+	WRITE_ONCE(n->fill_seen, netgpu_queue_cons_seen(n->area->ifq->fill));
+	smp_mb__before_atomic();	/* pairs with netgpu_niov_put_uref_fill() */
 	atomic_inc(&n->uref);
 }
 EXPORT_SYMBOL_GPL(netgpu_niov_get_uref);
+
+/*
+ * Drop one user reference for fill-ring entry @idx: -ENOENT when user
+ * space holds none, -ESTALE when the entry was published before the
+ * buffer's last fresh handout (a second return of an earlier one, which
+ * must not take this one from user space).  The test and the decrement
+ * are one compare-and-swap: a handout may run meanwhile.
+ */
+static int netgpu_niov_put_uref_fill(struct netgpu_niov *n, u32 idx)
+{
+	int old;
+
+	for (;;) {
+		old = atomic_read_acquire(&n->uref);
+		if (!old)
+			return -ENOENT;
+		if ((s32)(idx - READ_ONCE(n->fill_seen)) < 0)
+			return -ESTALE;
+		if (atomic_try_cmpxchg(&n->uref, &old, old - 1))
+			return 0;
+	}
+}
 
 /* Drop one user reference; refuse (false) when user space holds none. */
 static bool netgpu_niov_put_uref(struct netgpu_niov *n)
@@ -199,13 +231,18 @@ static void netgpu_ifq_count_refused(struct netgpu_ifq *ifq,
 		ifq->cnt.in_nic++;
 }
 
-/* One fill-ring entry: a buffer user space gives back, maybe to @pp. */
+/*
+ * Fill-ring entry @idx: a buffer user space gives back, maybe to @pp.
+ * Each entry is checked against what user space holds: see
+ * netgpu_niov_put_uref_fill().
+ */
 static void netgpu_ifq_fill_one(struct netgpu_ifq *ifq, struct page_pool *pp,
-				u64 addr)
+				u64 addr, u32 idx)
 {
 	bool unaligned = false;
 	struct netgpu_niov *n;
 	netmem_ref nm;
+	int err;
 
 	n = netgpu_ifq_find(ifq, addr, &unaligned);
 	if (!n) {
@@ -215,10 +252,13 @@ static void netgpu_ifq_fill_one(struct netgpu_ifq *ifq, struct page_pool *pp,
 			ifq->cnt.no_region++;
 		return;
 	}
-	if (!netgpu_niov_put_uref(n)) {
+	err = netgpu_niov_put_uref_fill(n, idx);
+	if (err == -ESTALE)
+		ifq->cnt.twice++;
+	if (err == -ENOENT)
 		netgpu_ifq_count_refused(ifq, n);
+	if (err)
 		return;
-	}
 	ifq->cnt.taken++;
 	WRITE_ONCE(n->returned, true);
 
@@ -249,7 +289,7 @@ static void netgpu_ifq_refill_fill(struct netgpu_ifq *ifq,
 {
 	u32 budget = netgpu_queue_nentries(ifq->fill);
 	u64 addrs[16];
-	u32 got, i;
+	u32 got, i, idx;
 
 	lockdep_assert_held(&ifq->fill_lock);
 
@@ -260,8 +300,9 @@ static void netgpu_ifq_refill_fill(struct netgpu_ifq *ifq,
 		got = netgpu_queue_cons_peek_addr_batch(ifq->fill, addrs, got);
 		if (!got)
 			break;
+		idx = netgpu_queue_cons_index(ifq->fill);
 		for (i = 0; i < got; i++)
-			netgpu_ifq_fill_one(ifq, pp, addrs[i]);
+			netgpu_ifq_fill_one(ifq, pp, addrs[i], idx + i);
 		netgpu_queue_cons_release(ifq->fill, got);
 		budget -= got;
 		/* poll() reports room in the fill ring. */
@@ -1194,7 +1235,9 @@ int netgpu_ifq_rx_copy(struct netgpu_ifq *ifq, const struct sk_buff *skb,
 		/* In no pool: the user's reference is the only one. */
 		atomic_long_set(&n->niov.pp_ref_count, 1);
 		WRITE_ONCE(n->returned, false);
-		atomic_set(&n->uref, 1);
+		/* As netgpu_niov_get_uref() hands out a buffer afresh. */
+		WRITE_ONCE(n->fill_seen, netgpu_queue_cons_seen(ifq->fill));
+		atomic_set_release(&n->uref, 1);
 	}
 	spin_unlock_bh(&ifq->fill_lock);
 	if (!buf)

@@ -45,8 +45,9 @@
  * **Refill** (the provider's alloc_netmems, the pool's single-consumer
  * context): first buffers user space gave back on the fill ring (each
  * entry validated: the start of a buffer of this queue that user space
- * holds; anything else is skipped and counted, never trusted), then the
- * free list.  A buffer enters a pool from the free list only, and only
+ * holds, and not an entry the refill had seen before the buffer's last
+ * handout; anything else is skipped and counted, never trusted), then
+ * the free list.  A buffer enters a pool from the free list only, and only
  * then does the pool's in-flight count grow; a buffer that comes back to
  * the pool it is in is never counted twice, so page_pool_inflight()
  * stays exact.
@@ -100,12 +101,16 @@ struct sk_buff;
  * @uref: references user space holds (each with a page_pool reference)
  * @returned: user space gave the buffer back since it last left the free
  *	list; tells "given back twice" from "never given" in the statistics
+ * @fill_seen: how far the refill had seen the fill ring when user space
+ *	last got the buffer while holding none of it: an entry below is a
+ *	stale second return of an earlier handout, never this one's
  */
 struct netgpu_niov {
 	struct net_iov		niov;
 	struct netgpu_buf	buf;
 	struct netgpu_ifq_area	*area;
 	atomic_t		uref;
+	u32			fill_seen;
 	bool			returned;
 };
 
