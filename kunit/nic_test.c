@@ -398,11 +398,12 @@ static netmem_ref nic_refill_one(struct kunit *test, struct page_pool *pp)
 }
 
 /*
- * User space gives a buffer back twice in one go; the refill reads the
- * first entry, the buffer goes round and user space gets it again, and
- * only then does the refill read the second entry: a stale return of
- * the earlier handout, refused.  Taking it would take the buffer from
- * user space while it reads the new data.
+ * User space gives a buffer back twice; the refill reads the first
+ * entry, the buffer goes round and user space gets it again, and only
+ * then does the refill read the second entry: a stale return of the
+ * earlier handout, refused.  Taking it would take the buffer from user
+ * space while it reads the new data.  Both entries published at once,
+ * and the second published on its own, before the new handout.
  */
 static void netgpu_nic_test_fill_stale(struct kunit *test)
 {
@@ -411,41 +412,94 @@ static void netgpu_nic_test_fill_stale(struct kunit *test)
 	struct page_pool *pp = nic_pool(test, f, ifq);
 	struct netgpu_niov *n;
 	netmem_ref nm, again;
+	int apart;
 
 	/* One buffer out, the other 63 in the pool's cache. */
 	nm = mock_nic_alloc(pp);
 	KUNIT_ASSERT_TRUE(test, nic_some(nm));
 	n = netgpu_niov_from_netmem(nm);
+
+	for (apart = 0; apart < 2; apart++) {
+		nic_give_user(pp, nm);
+		mock_nic_fill(ifq, nic_addr(nm));
+		if (!apart)
+			mock_nic_fill(ifq, nic_addr(nm));
+
+		/* The first return: back out to the NIC, then to the user. */
+		again = nic_refill_one(test, pp);
+		KUNIT_ASSERT_TRUE(test, again == nm);
+		KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 2 * apart + 1);
+		if (apart)
+			mock_nic_fill(ifq, nic_addr(nm));
+		nic_give_user(pp, again);
+		KUNIT_EXPECT_EQ(test, atomic_read(&n->uref), 1);
+
+		/* The second: refused, counted, the user keeps the buffer. */
+		again = nic_refill_one(test, pp);
+		KUNIT_EXPECT_TRUE(test, nic_some(again));
+		KUNIT_EXPECT_FALSE(test, again == nm);
+		KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 2 * apart + 1);
+		KUNIT_EXPECT_EQ(test, ifq->cnt.twice, apart + 1);
+		KUNIT_EXPECT_EQ(test, atomic_read(&n->uref), 1);
+		KUNIT_EXPECT_EQ(test,
+				atomic_long_read(&n->niov.pp_ref_count), 1);
+
+		/* A return written after the handout is this handout's. */
+		mock_nic_fill(ifq, nic_addr(nm));
+		local_bh_disable();
+		page_pool_put_full_netmem(pp, again, true); /* the cache again */
+		local_bh_enable();
+		again = nic_refill_one(test, pp);
+		KUNIT_EXPECT_TRUE(test, again == nm);
+		KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 2 * apart + 2);
+		KUNIT_EXPECT_EQ(test, atomic_read(&n->uref), 0);
+	}
+	page_pool_put_full_netmem(pp, nm, false);
+	nic_pool_done(test, ifq, pp);
+}
+
+/*
+ * The same with the buffer handed out again while user space still
+ * holds it (two frags of one buffer): of a double return of the first
+ * handout published before the second, one entry is taken, the other
+ * refused, and user space keeps the second handout.
+ */
+static void netgpu_nic_test_fill_stale_held(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, PP_ALLOC_CACHE_REFILL);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct netgpu_niov *n;
+	netmem_ref nm, other;
+
+	nm = mock_nic_alloc(pp);
+	KUNIT_ASSERT_TRUE(test, nic_some(nm));
+	n = netgpu_niov_from_netmem(nm);
+	netgpu_niov_get_uref(n);
+	mock_nic_fill(ifq, nic_addr(nm));
+	mock_nic_fill(ifq, nic_addr(nm));
 	nic_give_user(pp, nm);
-	mock_nic_fill(ifq, nic_addr(nm));
-	mock_nic_fill(ifq, nic_addr(nm));
+	KUNIT_EXPECT_EQ(test, atomic_read(&n->uref), 2);
 
-	/* The first return: straight back out to the NIC, then to the user. */
-	again = nic_refill_one(test, pp);
-	KUNIT_ASSERT_TRUE(test, again == nm);
-	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
-	nic_give_user(pp, again);
-	KUNIT_EXPECT_EQ(test, atomic_read(&n->uref), 1);
-
-	/* The second: refused, counted, the user keeps the buffer. */
-	again = nic_refill_one(test, pp);
-	KUNIT_EXPECT_TRUE(test, nic_some(again));
-	KUNIT_EXPECT_FALSE(test, again == nm);
+	/* One entry takes the first handout's reference, one is stale. */
+	other = nic_refill_one(test, pp);
+	KUNIT_EXPECT_TRUE(test, nic_some(other));
+	KUNIT_EXPECT_FALSE(test, other == nm);
 	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
 	KUNIT_EXPECT_EQ(test, ifq->cnt.twice, 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&n->uref), 1);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&n->niov.pp_ref_count), 1);
 
-	/* A return written after the handout is this handout's. */
+	/* The second handout's return. */
 	mock_nic_fill(ifq, nic_addr(nm));
 	local_bh_disable();
-	page_pool_put_full_netmem(pp, again, true);	/* the cache again */
+	page_pool_put_full_netmem(pp, other, true);
 	local_bh_enable();
-	again = nic_refill_one(test, pp);
-	KUNIT_EXPECT_TRUE(test, again == nm);
+	nm = nic_refill_one(test, pp);
+	KUNIT_EXPECT_TRUE(test, nm == netgpu_niov_netmem(n));
 	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 2);
 	KUNIT_EXPECT_EQ(test, atomic_read(&n->uref), 0);
-	page_pool_put_full_netmem(pp, again, false);
+	page_pool_put_full_netmem(pp, nm, false);
 	nic_pool_done(test, ifq, pp);
 }
 
@@ -1188,6 +1242,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_fill_refill),
 	KUNIT_CASE(netgpu_nic_test_fill_rejects),
 	KUNIT_CASE(netgpu_nic_test_fill_stale),
+	KUNIT_CASE(netgpu_nic_test_fill_stale_held),
 	KUNIT_CASE(netgpu_nic_test_scrub),
 	KUNIT_CASE(netgpu_nic_test_destroy_held),
 	KUNIT_CASE(netgpu_nic_test_skb),

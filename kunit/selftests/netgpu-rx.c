@@ -133,7 +133,7 @@ static const char rx_help_text[] =
 "                        buffers back: the stream stalls, then the tool\n"
 "                        exits 0 after --timeout), garbage (also give back\n"
 "                        addresses it never got), double (give each back\n"
-"                        twice in one batch: the kernel takes it once)\n"
+"                        twice: the kernel takes it once)\n"
 "      --remove-region N once N bytes arrived, remove the memory from\n"
 "                        netgpu (NETGPU_MEM_IOCTL_REMOVE_REGION) as an\n"
 "                        owner taking it back would: the queue must stop\n"
@@ -334,9 +334,8 @@ static int rx_give_back(struct rx *rx, uint64_t buf)
 		return rx_fill(rx, addrs, 3);
 	case RX_DOUBLE:
 		/*
-		 * Twice in one batch: the kernel sees both entries before it
-		 * can hand the buffer out again, so the second is always a
-		 * stale duplicate it must refuse.
+		 * Twice, published before the buffer can come back to us:
+		 * the kernel must take one entry and refuse the other.
 		 */
 		addrs[1] = buf;
 		return rx_fill(rx, addrs, 2);
@@ -543,8 +542,11 @@ static int rx_setup(struct rx *rx)
 	if (err)
 		return err;
 
-	/* Room for every buffer twice: returns never wait for the NIC. */
-	bq.fill.entries = 2 * ((len + (rx->copy_mib << 20)) / rx->page);
+	/*
+	 * Room for every buffer with the hostile modes' extra entries (up
+	 * to three per buffer): returns never wait for the NIC.
+	 */
+	bq.fill.entries = 4 * ((len + (rx->copy_mib << 20)) / rx->page);
 	if (bq.fill.entries > NETGPU_QUEUE_MAX_ENTRIES)
 		bq.fill.entries = NETGPU_QUEUE_MAX_ENTRIES;
 	bq.fill.entry_size = sizeof(uint64_t);

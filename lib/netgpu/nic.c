@@ -88,6 +88,29 @@ bool netgpu_ifq_owns(const struct netgpu_ifq *ifq, netmem_ref nm)
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_owns);
 
+/*
+ * Hand @n to user space, @ifq's fill_lock held: one more user reference.
+ * An entry user space had published before this handout cannot give it
+ * back: when the ring moved on since the buffer's mark, the mark moves to
+ * the ring's end and the references held now are the ones entries before
+ * it may return (netgpu_niov_put_uref_fill()).
+ */
+static void __netgpu_niov_get_uref(struct netgpu_ifq *ifq,
+				   struct netgpu_niov *n)
+{
+	u64 end;
+
+	lockdep_assert_held(&ifq->fill_lock);
+
+	end = ifq->fill_pos + netgpu_queue_nb_avail(ifq->fill);
+	if (end != n->fill_mark) {
+		n->fill_mark = end;
+		n->fill_older = atomic_read(&n->uref);
+	}
+	WRITE_ONCE(n->returned, false);
+	atomic_inc(&n->uref);
+}
+
 /**
  * netgpu_niov_get_uref() - hand a buffer to user space
  * @n: a buffer in a page_pool, which the caller holds a reference on
@@ -96,47 +119,18 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_owns);
  * Takes a page_pool reference for user space, then the user reference;
  * the buffer comes back through the fill ring or the scrub.
  *
- * Context: Any context.
+ * Context: Process or softirq context; takes the queue's fill_lock.
  */
 void netgpu_niov_get_uref(struct netgpu_niov *n)
 {
+	struct netgpu_ifq *ifq = n->area->ifq;
+
 	page_pool_ref_netmem(netgpu_niov_netmem(n));
-	WRITE_ONCE(n->returned, false);
-	if (atomic_inc_not_zero(&n->uref))
-		return;
-	/*
-	 * A fresh handout: fill entries already seen name an earlier one.
-	 * The mark is written before the count leaves 0, so a refill that
-	 * sees the count sees the mark (handouts racing here write marks
-	 * that are both right).
-	 */
-	WRITE_ONCE(n->fill_seen, netgpu_queue_cons_seen(n->area->ifq->fill));
-	smp_mb__before_atomic();	/* pairs with netgpu_niov_put_uref_fill() */
-	atomic_inc(&n->uref);
+	spin_lock_bh(&ifq->fill_lock);
+	__netgpu_niov_get_uref(ifq, n);
+	spin_unlock_bh(&ifq->fill_lock);
 }
 EXPORT_SYMBOL_GPL(netgpu_niov_get_uref);
-
-/*
- * Drop one user reference for fill-ring entry @idx: -ENOENT when user
- * space holds none, -ESTALE when the entry was published before the
- * buffer's last fresh handout (a second return of an earlier one, which
- * must not take this one from user space).  The test and the decrement
- * are one compare-and-swap: a handout may run meanwhile.
- */
-static int netgpu_niov_put_uref_fill(struct netgpu_niov *n, u32 idx)
-{
-	int old;
-
-	for (;;) {
-		old = atomic_read_acquire(&n->uref);
-		if (!old)
-			return -ENOENT;
-		if ((s32)(idx - READ_ONCE(n->fill_seen)) < 0)
-			return -ESTALE;
-		if (atomic_try_cmpxchg(&n->uref, &old, old - 1))
-			return 0;
-	}
-}
 
 /* Drop one user reference; refuse (false) when user space holds none. */
 static bool netgpu_niov_put_uref(struct netgpu_niov *n)
@@ -153,6 +147,33 @@ static bool netgpu_niov_put_uref(struct netgpu_niov *n)
 			return false;
 	} while (!atomic_try_cmpxchg(&n->uref, &old, old - 1));
 	return true;
+}
+
+/*
+ * Drop one user reference for the fill-ring entry at position @pos:
+ * -ENOENT when user space holds none; -ESTALE when the entry was written
+ * before the buffer's mark and the references older than the mark are
+ * all back (a second return of an earlier handout: taking it would take
+ * the new one from user space).  The refill reads entries in order, so
+ * once one is past the mark no later one is before it.
+ */
+static int netgpu_niov_put_uref_fill(struct netgpu_ifq *ifq,
+				     struct netgpu_niov *n, u64 pos)
+{
+	bool older = pos < n->fill_mark;
+
+	lockdep_assert_held(&ifq->fill_lock);
+
+	if (!atomic_read(&n->uref))
+		return -ENOENT;
+	if (older && !n->fill_older)
+		return -ESTALE;
+	/* The scrub may take every reference meanwhile. */
+	if (!netgpu_niov_put_uref(n))
+		return -ENOENT;
+	if (older)
+		n->fill_older--;
+	return 0;
 }
 
 static void netgpu_niov_sync_for_device(struct netgpu_niov *n)
@@ -232,12 +253,12 @@ static void netgpu_ifq_count_refused(struct netgpu_ifq *ifq,
 }
 
 /*
- * Fill-ring entry @idx: a buffer user space gives back, maybe to @pp.
- * Each entry is checked against what user space holds: see
- * netgpu_niov_put_uref_fill().
+ * The fill-ring entry at position @pos: a buffer user space gives back,
+ * maybe to @pp.  Each entry is checked against what user space holds:
+ * see netgpu_niov_put_uref_fill().
  */
 static void netgpu_ifq_fill_one(struct netgpu_ifq *ifq, struct page_pool *pp,
-				u64 addr, u32 idx)
+				u64 addr, u64 pos)
 {
 	bool unaligned = false;
 	struct netgpu_niov *n;
@@ -252,13 +273,14 @@ static void netgpu_ifq_fill_one(struct netgpu_ifq *ifq, struct page_pool *pp,
 			ifq->cnt.no_region++;
 		return;
 	}
-	err = netgpu_niov_put_uref_fill(n, idx);
-	if (err == -ESTALE)
+	err = netgpu_niov_put_uref_fill(ifq, n, pos);
+	if (err == -ESTALE) {
 		ifq->cnt.twice++;
-	if (err == -ENOENT)
-		netgpu_ifq_count_refused(ifq, n);
-	if (err)
 		return;
+	} else if (err) {
+		netgpu_ifq_count_refused(ifq, n);
+		return;
+	}
 	ifq->cnt.taken++;
 	WRITE_ONCE(n->returned, true);
 
@@ -289,7 +311,7 @@ static void netgpu_ifq_refill_fill(struct netgpu_ifq *ifq,
 {
 	u32 budget = netgpu_queue_nentries(ifq->fill);
 	u64 addrs[16];
-	u32 got, i, idx;
+	u32 got, i;
 
 	lockdep_assert_held(&ifq->fill_lock);
 
@@ -300,10 +322,11 @@ static void netgpu_ifq_refill_fill(struct netgpu_ifq *ifq,
 		got = netgpu_queue_cons_peek_addr_batch(ifq->fill, addrs, got);
 		if (!got)
 			break;
-		idx = netgpu_queue_cons_index(ifq->fill);
 		for (i = 0; i < got; i++)
-			netgpu_ifq_fill_one(ifq, pp, addrs[i], idx + i);
+			netgpu_ifq_fill_one(ifq, pp, addrs[i],
+					    ifq->fill_pos + i);
 		netgpu_queue_cons_release(ifq->fill, got);
+		ifq->fill_pos += got;
 		budget -= got;
 		/* poll() reports room in the fill ring. */
 		if (wq_has_sleeper(&ifq->wait))
@@ -1122,7 +1145,8 @@ int netgpu_ifq_rx_niov(struct netgpu_ifq *ifq, netmem_ref nm, u32 off,
 	if (a->h.map)
 		netgpu_dmamap_sync_for_cpu(a->h.map, boff, len);
 	/* Under the lock: a scrub starting now sees the reference. */
-	netgpu_niov_get_uref(n);
+	page_pool_ref_netmem(nm);
+	__netgpu_niov_get_uref(ifq, n);
 	spin_unlock_bh(&ifq->fill_lock);
 
 	desc->addr = a->h.start + boff;
@@ -1234,10 +1258,7 @@ int netgpu_ifq_rx_copy(struct netgpu_ifq *ifq, const struct sk_buff *skb,
 		n = container_of(buf, struct netgpu_niov, buf);
 		/* In no pool: the user's reference is the only one. */
 		atomic_long_set(&n->niov.pp_ref_count, 1);
-		WRITE_ONCE(n->returned, false);
-		/* As netgpu_niov_get_uref() hands out a buffer afresh. */
-		WRITE_ONCE(n->fill_seen, netgpu_queue_cons_seen(ifq->fill));
-		atomic_set_release(&n->uref, 1);
+		__netgpu_niov_get_uref(ifq, n);
 	}
 	spin_unlock_bh(&ifq->fill_lock);
 	if (!buf)

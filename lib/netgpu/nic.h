@@ -101,16 +101,21 @@ struct sk_buff;
  * @uref: references user space holds (each with a page_pool reference)
  * @returned: user space gave the buffer back since it last left the free
  *	list; tells "given back twice" from "never given" in the statistics
- * @fill_seen: how far the refill had seen the fill ring when user space
- *	last got the buffer while holding none of it: an entry below is a
- *	stale second return of an earlier handout, never this one's
+ * @fill_mark: the fill ring's end (&struct netgpu_ifq.fill_pos plus the
+ *	entries published) at the buffer's last handout that found the ring
+ *	moved on; an entry before it was written before that handout
+ * @fill_older: user references the buffer had when @fill_mark was set:
+ *	entries before the mark give back at most these, any further one is
+ *	a stale duplicate.  @fill_mark and @fill_older are under the queue's
+ *	&struct netgpu_ifq.fill_lock.
  */
 struct netgpu_niov {
 	struct net_iov		niov;
 	struct netgpu_buf	buf;
 	struct netgpu_ifq_area	*area;
 	atomic_t		uref;
-	u32			fill_seen;
+	u32			fill_older;
+	u64			fill_mark;
 	bool			returned;
 };
 
@@ -190,12 +195,14 @@ enum netgpu_ifq_state {
  *	data that arrived in ordinary memory; else NULL (host-only queues
  *	copy into buffers of @free)
  * @fill: the fill ring (user space produces)
- * @fill_lock: Protects: the fill ring's consumer side, the NAPI tiers of
- *	@free and @copy, @cnt, @state changes, the areas' maps (&struct
+ * @fill_lock: Protects: the fill ring's consumer side, handouts to user
+ *	space, the NAPI tiers of @free and @copy, @cnt, @state changes, the areas' maps (&struct
  *	netgpu_mem_hold.map) going.  Ordering: inside rtnl_lock and the
  *	socket lock, a leaf otherwise (page_pool's ring lock may be taken
  *	under it).
  * @cnt: fill-ring counters
+ * @fill_pos: fill-ring entries the refill has read since the queue was
+ *	made (64 bits: never wraps); under @fill_lock
  * @in_pool: buffers that entered a pool from the free list and have not
  *	been released to it again
  * @scrubbed: the owner took every user reference back
@@ -217,8 +224,9 @@ struct netgpu_ifq {
 	struct netgpu_cache	*free;
 	struct netgpu_cache	*copy;
 	struct netgpu_queue	*fill;
-	spinlock_t		fill_lock;	/* fill consumer, free NAPI tier */
+	spinlock_t		fill_lock;	/* fill consumer, handouts */
 	struct netgpu_ifq_counters cnt;
+	u64			fill_pos;
 	atomic_t		in_pool;
 	bool			scrubbed;
 	wait_queue_head_t	wait;

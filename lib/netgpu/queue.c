@@ -245,7 +245,7 @@ noinline u32 __netgpu_queue_cons_refresh(struct netgpu_queue *q)
 	 * cached_cons + nentries].  Both tests in one, modulo 2^32.
 	 */
 	if (likely(prod - q->cons.cached_prod <= q->nentries - seen))
-		WRITE_ONCE(q->cons.cached_prod, prod); /* cons_seen() */
+		q->cons.cached_prod = prod;
 	else
 		q->cons.bad_prod++; /* consumer context, serialized */
 

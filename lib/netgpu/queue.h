@@ -158,27 +158,6 @@ static inline size_t netgpu_queue_ring_size(const struct netgpu_queue *q)
 	return q->ring_size;
 }
 
-/* Index of the entry the consumer peeks next (its own context only). */
-static inline u32 netgpu_queue_cons_index(const struct netgpu_queue *q)
-{
-	return q->cons.cached_cons;
-}
-
-/**
- * netgpu_queue_cons_seen() - how far the consumer has seen the producer
- * @q: the queue
- *
- * Every entry below the returned index was published before the call:
- * the consumer accepted a ->prod past it.  The value only grows.
- *
- * Context: Any context; a value the consumer had, not a fresh one.
- * Return: the producer index the consumer last accepted.
- */
-static inline u32 netgpu_queue_cons_seen(const struct netgpu_queue *q)
-{
-	return READ_ONCE(q->cons.cached_prod);
-}
-
 /*
  * Memory ordering.  The shared state is a circular buffer as described in
  * Documentation/core-api/circular-buffers.rst:

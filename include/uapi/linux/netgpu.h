@@ -132,9 +132,9 @@ struct netgpu_remove_region {
  * - fill ring (user space produces, the kernel consumes): __u64 buffer
  *   addresses, each the start of a buffer user space gives back; mapped
  *   at NETGPU_OFF_FILL_RING of an interface-queue fd.  An entry gives
- *   back one reference of a handout user space already had when it
- *   published the entry: one the kernel had seen before it handed the
- *   buffer out again is refused as a stale duplicate.
+ *   back one reference user space held when it published the entry: a
+ *   duplicate published before the buffer was handed out again is
+ *   refused as stale, not taken as a return of the new handout.
  * - rx ring (the kernel produces, user space consumes): &struct
  *   netgpu_rx_desc; mapped at NETGPU_OFF_RX_RING of a socket-queue fd.
  * - completion ring (the kernel produces): __u64 buffer addresses;
@@ -322,8 +322,8 @@ struct netgpu_attach_socket {
  *	context
  * @fill_never_given: fill entries skipped: a buffer the kernel never
  *	handed to user space
- * @fill_twice: fill entries skipped: a buffer already given back, or an
- *	entry the kernel had seen before it last handed the buffer out
+ * @fill_twice: fill entries skipped: a buffer already given back, or a
+ *	duplicate published before the buffer was handed out again
  * @fill_in_nic: fill entries skipped: a buffer the kernel holds (posted
  *	to the NIC, cached by its page_pool, or in one skb)
  * @fill_in_stack: fill entries skipped: a buffer the kernel holds more
