@@ -172,6 +172,19 @@ void mock_nic_register(struct kunit *test, struct mock_nic *nic)
 EXPORT_SYMBOL_IF_KUNIT(mock_nic_register);
 
 /**
+ * mock_nic_unregister() - unregister the NIC now, not when the test ends
+ * @test: the test
+ * @nic: a NIC of mock_nic_register()
+ *
+ * Context: Process context, the test's thread; takes rtnl_lock.
+ */
+void mock_nic_unregister(struct kunit *test, struct mock_nic *nic)
+{
+	kunit_release_action(test, mock_nic_unregister_action, nic->ndev);
+}
+EXPORT_SYMBOL_IF_KUNIT(mock_nic_unregister);
+
+/**
  * mock_nic_create() - a mock NIC for the test
  * @test: the test
  * @dma_dev: the DMA device its pools map for (mock_dma_device())

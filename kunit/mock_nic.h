@@ -54,6 +54,7 @@ struct page_pool *mock_nic_pool(struct mock_nic *nic, struct netgpu_ifq *ifq,
 				enum dma_data_direction dir);
 void mock_nic_pool_destroy(struct page_pool *pp);
 void mock_nic_register(struct kunit *test, struct mock_nic *nic);
+void mock_nic_unregister(struct kunit *test, struct mock_nic *nic);
 void mock_nic_leak(struct kunit *test, struct mock_nic *nic);
 s32 mock_nic_inflight(const struct page_pool *pp);
 netmem_ref mock_nic_alloc(struct page_pool *pp);

@@ -40,6 +40,7 @@
 #include "queue.h"
 #include "sock.h"
 #include "splat.h"
+#include "../../net/core/devmem.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
@@ -1000,6 +1001,49 @@ static void netgpu_nic_test_dev_gone_unmaps(struct kunit *test)
 	nic_pool_done(test, ifq, pp);
 }
 
+#if IS_ENABLED(CONFIG_NET_DEVMEM)
+/* A provider other than devmem TCP; no pool is ever made with it. */
+static const struct memory_provider_ops nic_foreign_ops;
+
+/*
+ * Unregistering a device leaves the providers of its queues alone unless
+ * they are devmem TCP's: another provider's private object is not a
+ * devmem binding, and devmem must not walk or write it (patches/0010).
+ * The object here is laid out as a binding that lists the queue, so a
+ * walk that took it for one would find the queue and erase it; any other
+ * object (netgpu's queue) would be read as junk, silently or not.
+ */
+static void netgpu_nic_test_unregister_foreign(struct kunit *test)
+{
+	struct nic_fix *f = test->priv;
+	struct mock_nic *nic = mock_nic_create(test, f->dma);
+	struct net_devmem_dmabuf_binding *b;
+	struct netdev_rx_queue *rxq;
+	u32 id;
+
+	b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	xa_init_flags(&b->bound_rxqs, XA_FLAGS_ALLOC);
+	mock_nic_register(test, nic);
+	rxq = __netif_get_rx_queue(nic->ndev, 0);
+	KUNIT_ASSERT_EQ(test, xa_alloc(&b->bound_rxqs, &id, rxq, xa_limit_32b,
+				       GFP_KERNEL), 0);
+	rtnl_lock();
+	rxq->mp_params.mp_ops = &nic_foreign_ops;
+	rxq->mp_params.mp_priv = b;
+	rtnl_unlock();
+
+	mock_nic_unregister(test, nic);
+	KUNIT_EXPECT_PTR_EQ(test, xa_load(&b->bound_rxqs, id), rxq);
+	xa_destroy(&b->bound_rxqs);
+}
+#else
+static void netgpu_nic_test_unregister_foreign(struct kunit *test)
+{
+	kunit_skip(test, "Test requires: CONFIG_NET_DEVMEM");
+}
+#endif
+
 /*
  * A region is one interface queue's: another queue over it, of the same
  * context or another one, is refused and takes nothing; it is free again
@@ -1251,6 +1295,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_bind_fails),
 	KUNIT_CASE(netgpu_nic_test_bind_fail_nth),
 	KUNIT_CASE(netgpu_nic_test_region_exclusive),
+	KUNIT_CASE(netgpu_nic_test_unregister_foreign),
 	KUNIT_CASE(netgpu_nic_test_bound_dev_gone),
 	KUNIT_CASE(netgpu_nic_test_region_revoked),
 	KUNIT_CASE(netgpu_nic_test_unbind_down),
