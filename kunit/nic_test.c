@@ -1035,6 +1035,9 @@ static void netgpu_nic_test_unregister_foreign(struct kunit *test)
 
 	mock_nic_unregister(test, nic);
 	KUNIT_EXPECT_PTR_EQ(test, xa_load(&b->bound_rxqs, id), rxq);
+	/* The device outlives @b until the case ends. */
+	rxq->mp_params.mp_ops = NULL;
+	rxq->mp_params.mp_priv = NULL;
 	xa_destroy(&b->bound_rxqs);
 }
 #else

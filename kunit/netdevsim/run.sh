@@ -23,7 +23,8 @@
 # its receive buffer), nsim_rx_bytes (default 268435456: the netgpu-rx
 # transfers over IPv4 into host memory, a udmabuf and a vgem buffer),
 # nsim_rx_small (default 16777216: the hostile users' and the memory
-# removed mid-stream).
+# removed mid-stream), nsim_gcov (1: print the .gcda files at the end,
+# for make coverage).
 
 . /lib/ktap.sh
 
@@ -1144,3 +1145,7 @@ nsim_case netdevsim_rx_netgpu_rx_unplug case_netgpu_rx_unplug
 nsim_case netdevsim_rx_teardown case_teardown
 nsim_case netdevsim_rx_kmemleak case_kmemleak
 ktap_end
+# make coverage: the profile of everything above, on the console.
+if [ "${nsim_gcov:-0}" = 1 ]; then
+	sh /guest/gcov-dump.sh
+fi

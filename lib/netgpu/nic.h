@@ -45,8 +45,8 @@
  * **Refill** (the provider's alloc_netmems, the pool's single-consumer
  * context): first buffers user space gave back on the fill ring (each
  * entry validated: the start of a buffer of this queue that user space
- * holds, and not an entry the refill had seen before the buffer's last
- * handout; anything else is skipped and counted, never trusted), then
+ * holds, and not a duplicate already published when the buffer was last
+ * handed out; anything else is skipped and counted, never trusted), then
  * the free list.  A buffer enters a pool from the free list only, and only
  * then does the pool's in-flight count grow; a buffer that comes back to
  * the pool it is in is never counted twice, so page_pool_inflight()
@@ -196,8 +196,8 @@ enum netgpu_ifq_state {
  *	copy into buffers of @free)
  * @fill: the fill ring (user space produces)
  * @fill_lock: Protects: the fill ring's consumer side, handouts to user
- *	space, the NAPI tiers of @free and @copy, @cnt, @state changes, the areas' maps (&struct
- *	netgpu_mem_hold.map) going.  Ordering: inside rtnl_lock and the
+ *	space, the NAPI tiers of @free and @copy, @cnt, @state changes, the
+ *	areas' maps (&struct netgpu_mem_hold.map) going.  Ordering: inside rtnl_lock and the
  *	socket lock, a leaf otherwise (page_pool's ring lock may be taken
  *	under it).
  * @cnt: fill-ring counters

@@ -132,9 +132,10 @@ struct netgpu_remove_region {
  * - fill ring (user space produces, the kernel consumes): __u64 buffer
  *   addresses, each the start of a buffer user space gives back; mapped
  *   at NETGPU_OFF_FILL_RING of an interface-queue fd.  An entry gives
- *   back one reference user space held when it published the entry: a
- *   duplicate published before the buffer was handed out again is
- *   refused as stale, not taken as a return of the new handout.
+ *   back one reference user space holds: a duplicate already published
+ *   when the kernel hands the buffer out again is refused as stale, not
+ *   taken as a return of the new handout (one published later, even
+ *   before user space reads the new descriptor, cannot be told apart).
  * - rx ring (the kernel produces, user space consumes): &struct
  *   netgpu_rx_desc; mapped at NETGPU_OFF_RX_RING of a socket-queue fd.
  * - completion ring (the kernel produces): __u64 buffer addresses;
@@ -314,7 +315,9 @@ struct netgpu_attach_socket {
 /**
  * struct netgpu_stats - counters of NETGPU_IOCTL_GET_STATS
  * @fill_taken: fill entries taken: buffers user space gave back
- * @fill_bad_index: times the fill ring's producer index was out of range
+ * @fill_bad_index: times the kernel read the fill ring's producer index
+ *	(at each refill and each handout of a buffer) and found it out of
+ *	range
  *	(behind the entries already read, or more than a ring ahead) and
  *	was ignored
  * @fill_unaligned: fill entries skipped: not the start of a buffer
@@ -323,7 +326,7 @@ struct netgpu_attach_socket {
  * @fill_never_given: fill entries skipped: a buffer the kernel never
  *	handed to user space
  * @fill_twice: fill entries skipped: a buffer already given back, or a
- *	duplicate published before the buffer was handed out again
+ *	duplicate already published when the buffer was handed out again
  * @fill_in_nic: fill entries skipped: a buffer the kernel holds (posted
  *	to the NIC, cached by its page_pool, or in one skb)
  * @fill_in_stack: fill entries skipped: a buffer the kernel holds more
