@@ -21,7 +21,8 @@
 # devmem_detached), nsim_netgpu_bytes (default 32768, a multiple of 8:
 # the netgpu transfers, which the receiver cannot read, so they must fit
 # its receive buffer), nsim_rx_bytes (default 268435456: the netgpu-rx
-# transfers over IPv4 into host memory, a udmabuf and a vgem buffer),
+# transfers over IPv4 into host memory, a udmabuf, a vgem buffer and a
+# virtio-gpu buffer),
 # nsim_rx_small (default 16777216: the hostile users' and the memory
 # removed mid-stream), nsim_gcov (1: print the .gcda files at the end,
 # for make coverage).
@@ -702,19 +703,41 @@ case_netgpu_rx_host() {
 	return $ktap_fail
 }
 
+# drm_card <driver>: the /dev/dri/card node of DRM driver vgem or
+# virtio_gpu, by the name debugfs gives each minor (the order of the
+# cards is the order the drivers probed in).
+drm_card() {
+	local n
+	for n in /sys/kernel/debug/dri/[0-9]*; do
+		case ${n##*/} in *[!0-9]*) continue ;; esac	# by minor only
+		case $(cat "$n/name" 2>/dev/null) in
+		"$1 "*) echo "/dev/dri/card${n##*/}"; return 0 ;;
+		esac
+	done
+	return 1
+}
+
 case_netgpu_rx_dmabuf() {
+	local vgem virtio
 	echo 1 > $A_DFS/rx_split
 	ktap_check "netgpu-rx: $RX_BYTES bytes into a udmabuf, checked through its mmap()" \
 		ngrx netgpu_rx_udmabuf "$RX_BYTES" $((SEED + 32)) -m udmabuf -s 16
-	ktap_check "vgem present (/dev/dri/card0)" test -c /dev/dri/card0
+	vgem=$(drm_card vgem)
+	ktap_check "vgem present ($vgem)" test -c "$vgem"
 	ktap_check "netgpu-rx: $RX_BYTES bytes into a vgem buffer, checked through its mmap()" \
-		ngrx netgpu_rx_vgem "$RX_BYTES" $((SEED + 33)) -m drm -s 16
+		ngrx netgpu_rx_vgem "$RX_BYTES" $((SEED + 33)) -m drm -s 16 --drm-dev "$vgem"
+	# A GPU driver with a device: QEMU's virtio-gpu-pci (netdevsim-check
+	# adds it), its dumb buffer exported through PRIME.
+	virtio=$(drm_card virtio_gpu)
+	ktap_check "virtio-gpu present ($virtio)" test -c "$virtio"
+	ktap_check "netgpu-rx: $RX_BYTES bytes into a virtio-gpu buffer, checked through its mmap()" \
+		ngrx netgpu_rx_virtio_gpu "$RX_BYTES" $((SEED + 42)) -m drm -s 16 --drm-dev "$virtio"
 	TO=$A_IP6 ktap_check "netgpu-rx: $RX_BYTES bytes over IPv6 into a udmabuf with host memory for copies" \
 		ngrx netgpu_rx_udmabuf6 "$RX_BYTES" $((SEED + 34)) -m udmabuf -s 16 --copy-mib 1
 	TO=$A_IP6 ktap_check "netgpu-rx: $RX_BYTES bytes over IPv6 into a vgem buffer" \
-		ngrx netgpu_rx_vgem6 "$RX_BYTES" $((SEED + 41)) -m drm -s 16
+		ngrx netgpu_rx_vgem6 "$RX_BYTES" $((SEED + 41)) -m drm -s 16 --drm-dev "$vgem"
 	ktap_check "no page pool left behind" ngrx_pools_gone
-	ktap_check "no dma-buf left (udmabuf and vgem buffers released)" \
+	ktap_check "no dma-buf left (udmabuf, vgem and virtio-gpu buffers released)" \
 		no_dmabufs
 	return $ktap_fail
 }
