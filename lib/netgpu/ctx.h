@@ -127,6 +127,12 @@ void netgpu_ctx_exit(void);
 int netgpu_dev_init(void);
 void netgpu_dev_exit(void);
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/* The library's bring-up, netgpu_main.c */
+int netgpu_units_init(void);
+void netgpu_units_exit(void);
+#endif
+
 struct netgpu_ifq;
 struct netgpu_sockq;
 struct netgpu_recv;

@@ -10,39 +10,73 @@
 
 #include <linux/init.h>
 #include <linux/module.h>
+#include <kunit/visibility.h>
 
 #include "ctx.h"
 #include "mem_priv.h"
 
-static int __init netgpu_init(void)
-{
-	int err;
+/*
+ * In the order they come up: the memory unit's workqueue first (deferred
+ * region work may run until the end), then the device notifier (no
+ * context may hold a device without it), then the files that make
+ * contexts.
+ */
+static const struct {
+	int (*init)(void);
+	void (*exit)(void);
+} netgpu_units[] = {
+	{ netgpu_mem_init, netgpu_mem_exit },
+	{ netgpu_ctx_init, netgpu_ctx_exit },
+	{ netgpu_dev_init, netgpu_dev_exit },
+};
 
-	err = netgpu_mem_init();
-	if (err)
-		return err;
-	/* The notifier first: no context may hold a device without it. */
-	err = netgpu_ctx_init();
-	if (err)
-		goto err_mem;
-	err = netgpu_dev_init();
-	if (err)
-		goto err_ctx;
+/**
+ * netgpu_units_init() - bring up the library's units
+ *
+ * Context: Process context, may sleep; nothing of the library in use.
+ * Return: 0, or the first unit's error with the units before it taken
+ * down again.
+ */
+VISIBLE_IF_KUNIT int netgpu_units_init(void)
+{
+	int i, err;
+
+	for (i = 0; i < ARRAY_SIZE(netgpu_units); i++) {
+		err = netgpu_units[i].init();
+		if (err)
+			goto err_exit;
+	}
 	return 0;
 
-err_ctx:
-	netgpu_ctx_exit();
-err_mem:
-	netgpu_mem_exit();
+err_exit:
+	while (i--)
+		netgpu_units[i].exit();
 	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_units_init);
+
+/**
+ * netgpu_units_exit() - take the library's units down, in reverse order
+ *
+ * Context: Process context, may sleep; every file of the library closed.
+ */
+VISIBLE_IF_KUNIT void netgpu_units_exit(void)
+{
+	int i = ARRAY_SIZE(netgpu_units);
+
+	while (i--)
+		netgpu_units[i].exit();
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_units_exit);
+
+static int __init netgpu_init(void)
+{
+	return netgpu_units_init();
 }
 
 static void __exit netgpu_exit(void)
 {
-	netgpu_dev_exit();
-	netgpu_ctx_exit();
-	/* Last: deferred region work may still run netgpu code. */
-	netgpu_mem_exit();
+	netgpu_units_exit();
 }
 
 module_init(netgpu_init);
