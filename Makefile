@@ -111,9 +111,11 @@ litmus: pristine
 	@scripts/litmus-check
 
 # Other architectures, each its own minimal kernel and build directory
-# (scripts/arch-run): the library suites on i386, netgpu_queue on arm64
-# with two vCPUs under multi-threaded TCG.  ARCHES='i386' for one.
-ARCHES		?= i386 arm64
+# (scripts/arch-run): by default the library suites on 32-bit ARM (two
+# vCPUs under multi-threaded TCG), as make check runs them; also
+# available: ARCHES='arm i386 arm64' (the library suites on i386,
+# netgpu_queue on arm64).
+ARCHES		?= arm
 arch-check: stage
 	@set -e; for a in $(ARCHES); do \
 		scripts/arch-run $$a; scripts/scan-log $(OUT)/$$a.console.log; \
