@@ -207,6 +207,8 @@ static bool tprov_release_tryget;
 static bool tprov_release_work_pending;
 /* Where the last release ran: in interrupt context or with BHs off. */
 static bool tprov_release_in_interrupt;
+/* Bytes tprov_add() leaves off the region it makes: a provider's bug. */
+static u64 tprov_add_short;
 /* Set: tprov_add() and tprov_unmap() stop at these points. */
 static struct completion *tprov_add_entered, *tprov_add_go;
 static struct completion *tprov_unmap_entered, *tprov_unmap_go;
@@ -232,7 +234,7 @@ static struct netgpu_region *tprov_add(struct netgpu_mem *mem,
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return ERR_PTR(-ENOMEM);
-	netgpu_region_init(r, desc->addr, desc->len);
+	netgpu_region_init(r, desc->addr, desc->len - tprov_add_short);
 	atomic_inc(&tprov_regions);
 	return r;
 }
@@ -1849,6 +1851,230 @@ static void netgpu_mem_test_unmap_waits_for_inflight(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base + 1);
 }
 
+/*
+ * A provider whose region's length is not its page count (none, or a
+ * partial page): the core refuses it with -EOVERFLOW and releases it
+ * through the provider; the area keeps nothing.
+ */
+static void netgpu_mem_test_bad_region_refused(struct kunit *test)
+{
+	int base = atomic_read(&tprov_regions);
+	struct mem_fix *f = test->priv;
+	unsigned int mem_refs;
+
+	tprov_register(test);
+	mem_refs = refcount_read(&f->mem->ref);
+	tprov_add_short = 1;
+	/* PAGE_SIZE - 1 bytes: no page at all. */
+	KUNIT_EXPECT_EQ(test, tprov_add_region(test, 0x100000, PAGE_SIZE),
+			-EOVERFLOW);
+	/* One page and a part of another. */
+	KUNIT_EXPECT_EQ(test, tprov_add_region(test, 0x100000, 2 * PAGE_SIZE),
+			-EOVERFLOW);
+	tprov_add_short = 0;
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->mem->ref), mem_refs);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&f->mem->regions));
+	KUNIT_EXPECT_GT(test, tprov_add_region(test, 0x100000, PAGE_SIZE), 0);
+}
+
+/* The last reference dropped with interrupts off: released later too. */
+static void netgpu_mem_test_last_put_irqs_off(struct kunit *test)
+{
+	DECLARE_COMPLETION_ONSTACK(released);
+	int base = atomic_read(&tprov_regions);
+	struct mem_fix *f = test->priv;
+	struct netgpu_region *r;
+	unsigned long flags;
+	int id;
+
+	tprov_register(test);
+	id = tprov_add_region(test, 0x100000, PAGE_SIZE);
+	KUNIT_ASSERT_GT(test, id, 0);
+	r = netgpu_mem_get_region(f->mem, id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+	netgpu_region_revoke(r);
+	KUNIT_ASSERT_EQ(test, refcount_read(&r->ref), 1);
+
+	tprov_released = &released;
+	tprov_release_in_interrupt = true;
+	local_irq_save(flags);
+	netgpu_region_put(r);
+	local_irq_restore(flags);
+	mem_wait(test, &released);
+	tprov_released = NULL;
+
+	KUNIT_EXPECT_FALSE(test, tprov_release_in_interrupt);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_regions), base);
+}
+
+struct revoke_pair {
+	struct netgpu_memctx	*mc;
+	struct netgpu_region	*other;
+	int			revokers_after;
+	struct completion	finished;
+};
+
+static struct revoke_pair *revoke_pair;
+
+static int revoke_pair_fn(void *data)
+{
+	struct revoke_pair *rp = data;
+
+	netgpu_region_revoke(rp->other);
+	/* The first revocation still counts itself. */
+	rp->revokers_after = atomic_read(&rp->mc->revokers);
+	complete(&rp->finished);
+	return 0;
+}
+
+/*
+ * Held in the first revocation's netgpu_memctx_revoke_done(): a second
+ * one, of another region of the context, runs to its end meanwhile.
+ */
+static void revoke_pair_revoke_done(struct netgpu_memctx *mc)
+{
+	struct revoke_pair *rp = revoke_pair;
+
+	if (!IS_ERR(kthread_run(revoke_pair_fn, rp, "netgpu-revoke2")))
+		wait_for_completion(&rp->finished);
+	if (atomic_dec_and_test(&mc->revokers))
+		wake_up_var(&mc->revokers);
+}
+
+/*
+ * Two revocations of a context's regions at once: the one finishing first
+ * leaves the context counted by the other, the last one brings the count
+ * to zero, and both regions are detached.
+ */
+static void netgpu_mem_test_revoke_done_concurrent(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct revoke_pair rp = { .revokers_after = -1 };
+	struct netgpu_region *r;
+
+	init_completion(&rp.finished);
+	tprov_register(test);
+	r = mock_region_get(test, f->mem, tprov_add_region(test, 0x100000,
+							   PAGE_SIZE));
+	rp.other = mock_region_get(test, f->mem,
+				   tprov_add_region(test, 0x200000, PAGE_SIZE));
+	rp.mc = mock_memctx(test, f->dev[0]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(rp.mc, r), 0);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(rp.mc, rp.other), 0);
+
+	revoke_pair = &rp;
+	kunit_activate_static_stub(test, netgpu_memctx_revoke_done,
+				   revoke_pair_revoke_done);
+	netgpu_region_revoke(r);
+	kunit_deactivate_static_stub(test, netgpu_memctx_revoke_done);
+	revoke_pair = NULL;
+
+	KUNIT_EXPECT_EQ(test, rp.revokers_after, 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rp.mc->revokers), 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&rp.mc->atts));
+	KUNIT_EXPECT_TRUE(test, xa_empty(&rp.mc->xa));
+}
+
+/*
+ * Asynchronous revocations of a region whose revocation is pending: one
+ * work item, one reference for it, however many calls; once it has run
+ * the region is revoked and only the case's reference is left.
+ */
+static void netgpu_mem_test_revoke_async_pending(struct kunit *test)
+{
+	struct mem_fix *f = test->priv;
+	struct netgpu_region *r;
+	struct netgpu_memctx *mc;
+	int i;
+
+	tprov_register(test);
+	r = mock_region_get(test, f->mem, tprov_add_region(test, 0x100000,
+							   PAGE_SIZE));
+	mc = mock_memctx(test, f->dev[0]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+
+	/*
+	 * The work cannot finish while the revoke lock is held: it is
+	 * pending, or running and then pending again, for the later calls.
+	 */
+	mutex_lock(&r->revoke_lock);
+	for (i = 0; i < 3; i++)
+		netgpu_region_revoke_async(r);
+	KUNIT_EXPECT_TRUE(test, work_pending(&r->revoke_work));
+	mutex_unlock(&r->revoke_lock);
+	netgpu_region_flush_revoke(r);
+
+	KUNIT_EXPECT_TRUE(test, list_empty(&mc->atts));
+	KUNIT_EXPECT_TRUE(test, xa_empty(&f->mem->regions));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
+}
+
+static int dmamap_syncs;
+static u64 dmamap_sync_off, dmamap_sync_len;
+
+static void dmamap_count_sync(const struct netgpu_dmamap *map, u64 off,
+			      u64 len)
+{
+	dmamap_syncs++;
+	dmamap_sync_off = off;
+	dmamap_sync_len = len;
+}
+
+static int dmamap_count_dma(const struct netgpu_dmamap *map, u64 off,
+			    dma_addr_t *dma, u64 *len)
+{
+	dmamap_syncs++;
+	*dma = off;
+	*len = map->r->len - off;
+	return 0;
+}
+
+/*
+ * The map's range checks: a sync or a DMA address of bytes outside the
+ * region never reaches the provider; what is inside does, unchanged.
+ */
+static void netgpu_mem_test_dmamap_bounds(struct kunit *test)
+{
+	static const struct netgpu_mem_ops ops = {
+		.dma		= dmamap_count_dma,
+		.sync_for_cpu	= dmamap_count_sync,
+		.sync_for_device = dmamap_count_sync,
+	};
+	static const u64 bad[][2] = {
+		{ 4 * PAGE_SIZE, 0 }, { 4 * PAGE_SIZE, 1 }, { U64_MAX, 2 },
+		{ 0, 4 * PAGE_SIZE + 1 }, { 4 * PAGE_SIZE - 1, 2 },
+		{ PAGE_SIZE, U64_MAX },
+	};
+	struct netgpu_region r = { .ops = &ops, .len = 4 * PAGE_SIZE };
+	struct netgpu_dmamap map = { .r = &r };
+	dma_addr_t dma;
+	u64 len;
+	int i;
+
+	dmamap_syncs = 0;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		netgpu_dmamap_sync_for_cpu(&map, bad[i][0], bad[i][1]);
+		netgpu_dmamap_sync_for_device(&map, bad[i][0], bad[i][1]);
+	}
+	KUNIT_EXPECT_EQ(test, netgpu_dmamap_dma(&map, 4 * PAGE_SIZE, &dma,
+						&len), -EFAULT);
+	KUNIT_EXPECT_EQ(test, netgpu_dmamap_dma(&map, U64_MAX, &dma, &len),
+			-EFAULT);
+	KUNIT_EXPECT_EQ(test, dmamap_syncs, 0);
+
+	netgpu_dmamap_sync_for_cpu(&map, 0, 4 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, dmamap_syncs, 1);
+	netgpu_dmamap_sync_for_device(&map, 4 * PAGE_SIZE - 1, 1);
+	KUNIT_EXPECT_EQ(test, dmamap_syncs, 2);
+	KUNIT_EXPECT_EQ(test, dmamap_sync_off, 4 * PAGE_SIZE - 1);
+	KUNIT_EXPECT_EQ(test, dmamap_sync_len, 1);
+	KUNIT_EXPECT_EQ(test, netgpu_dmamap_dma(&map, 4 * PAGE_SIZE - 1, &dma,
+						&len), 0);
+	KUNIT_EXPECT_EQ(test, dmamap_syncs, 3);
+	KUNIT_EXPECT_EQ(test, len, 1);
+}
+
 static struct kunit_case mem_test_cases[] = {
 	KUNIT_CASE(netgpu_mem_test_registry),
 	KUNIT_CASE(netgpu_mem_test_registry_checks),
@@ -1885,6 +2111,11 @@ static struct kunit_case mem_test_cases[] = {
 	KUNIT_CASE(netgpu_mem_test_last_put_bh),
 	KUNIT_CASE(netgpu_mem_test_detach_waits_for_lookup),
 	KUNIT_CASE(netgpu_mem_test_unmap_waits_for_inflight),
+	KUNIT_CASE(netgpu_mem_test_bad_region_refused),
+	KUNIT_CASE(netgpu_mem_test_last_put_irqs_off),
+	KUNIT_CASE(netgpu_mem_test_revoke_done_concurrent),
+	KUNIT_CASE(netgpu_mem_test_revoke_async_pending),
+	KUNIT_CASE(netgpu_mem_test_dmamap_bounds),
 	{}
 };
 
