@@ -19,6 +19,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/highmem.h>
 #include <linux/io.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
@@ -469,6 +470,9 @@ static void netgpu_host_test_get_pages_bounded(struct kunit *test)
 			-EFAULT);
 }
 
+/* Far from the case's other mappings: nothing to merge with. */
+#define HOST_SWEEP_BASE	(64ULL * SZ_1G)
+
 /*
  * Add a region, failing its 1st, 2nd, ... allocation (including the page
  * faults of pinning) until it succeeds untouched; after each failure
@@ -484,9 +488,14 @@ static void netgpu_host_test_add_fail_nth(struct kunit *test)
 	netgpu_kunit_need_fail_nth(test);
 	host_set_memlock(base + 64);
 	for (n = 1; n < 1000; n++) {
-		/* Fresh memory each time: pinning faults pages in. */
-		addr = kunit_vm_mmap(test, NULL, 0, 8 * PAGE_SIZE,
-				     PROT_READ | PROT_WRITE,
+		/*
+		 * Fresh memory each time, alone in its own 1 GiB: pinning
+		 * faults pages in, which allocates page tables and the
+		 * mapping's anon_vma (the user pages themselves are highmem
+		 * allocations, which fail_page_alloc leaves alone).
+		 */
+		addr = kunit_vm_mmap(test, NULL, HOST_SWEEP_BASE + n * SZ_1G,
+				     8 * PAGE_SIZE, PROT_READ | PROT_WRITE,
 				     MAP_ANONYMOUS | MAP_PRIVATE, 0);
 		KUNIT_ASSERT_NE(test, addr, 0);
 
@@ -850,6 +859,62 @@ static void netgpu_host_test_unpin_dirties(struct kunit *test)
 	put_page(page);
 }
 
+struct host_mmap_holder {
+	struct mm_struct	*mm;
+	struct completion	held;
+	struct completion	release;
+};
+
+static int host_mmap_holder_fn(void *data)
+{
+	struct host_mmap_holder *h = data;
+
+	mmap_write_lock(h->mm);
+	complete(&h->held);
+	wait_for_completion(&h->release);
+	mmap_write_unlock(h->mm);
+	return 0;
+}
+
+/*
+ * A caller killed while another thread holds its mmap lock: -EINTR from
+ * the mapping check, nothing charged, pinned or added.
+ */
+static void netgpu_host_test_killed(struct kunit *test)
+{
+	struct netgpu_mem *mem = host_area(test, false);
+	struct host_mmap_holder h = {};
+	long base = host_locked();
+	s64 pinned_vm;
+	int id;
+	u64 addr;
+
+	addr = host_mmap(test, 2, PROT_READ | PROT_WRITE);
+	h.mm = current->mm;
+	pinned_vm = atomic64_read(&h.mm->pinned_vm);
+	host_set_memlock(base + 64);
+	init_completion(&h.held);
+	init_completion(&h.release);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, kthread_run(host_mmap_holder_fn, &h,
+						       "netgpu-mmap"));
+	wait_for_completion(&h.held);
+
+	allow_signal(SIGKILL);
+	send_sig(SIGKILL, current, 1);
+	id = host_add(mem, addr, 2 * PAGE_SIZE);
+	flush_signals(current);
+	disallow_signal(SIGKILL);
+	complete(&h.release);
+
+	KUNIT_EXPECT_EQ(test, id, -EINTR);
+	KUNIT_EXPECT_EQ(test, host_locked(), base);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&h.mm->pinned_vm), pinned_vm);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 2), 0);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mem->regions));
+	/* Not killed: it adds. */
+	KUNIT_EXPECT_GT(test, host_add(mem, addr, 2 * PAGE_SIZE), 0);
+}
+
 static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_pin),
 	KUNIT_CASE(netgpu_host_test_memlock),
@@ -865,6 +930,7 @@ static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_sync_for_cpu),
 	KUNIT_CASE(netgpu_host_test_pinned_vm),
 	KUNIT_CASE(netgpu_host_test_unpin_dirties),
+	KUNIT_CASE(netgpu_host_test_killed),
 	{}
 };
 
