@@ -1024,6 +1024,50 @@ static void netgpu_dmabuf_test_udmabuf(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, file_count(dmabuf->file), before);
 }
 
+/*
+ * Attach of a udmabuf region failing its 1st, 2nd, ... allocation: a
+ * static exporter maps at dma_buf_map_attachment(), whose failures come
+ * back as -ENOMEM with the attachment detached and nothing published.
+ */
+static void netgpu_dmabuf_test_udmabuf_map_fail_nth(struct kunit *test)
+{
+	struct dmabuf_fix *f = test->priv;
+	int n, err, left, faults = 0;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	struct dma_buf *dmabuf;
+
+	netgpu_kunit_need_fail_nth(test);
+	dmabuf = udmabuf_make(test, 4 * PAGE_SIZE);
+	r = mock_region_get(test, f->mem,
+			    netgpu_dmabuf_add_region(f->mem, dmabuf,
+						     DMABUF_BASE));
+	mc = mock_memctx(test, f->dev[0]);
+	for (n = 1; n < 1000; n++) {
+		netgpu_fail_nth_set(n);
+		err = netgpu_memctx_attach(mc, r);
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
+		if (!err && left)
+			break;
+		if (!err) {
+			KUNIT_ASSERT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+			continue;
+		}
+		faults++;
+		KUNIT_EXPECT_EQ_MSG(test, err, -ENOMEM, "fail_nth=%d", n);
+		KUNIT_EXPECT_TRUE_MSG(test, list_empty(&dmabuf->attachments),
+				      "fail_nth=%d", n);
+		KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+		KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+		KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
+	}
+	KUNIT_EXPECT_LT(test, n, 1000);
+	KUNIT_EXPECT_GT(test, faults, 0);
+	KUNIT_EXPECT_FALSE(test, list_empty(&dmabuf->attachments));
+	KUNIT_EXPECT_FALSE(test, xa_empty(&mc->xa));
+}
+
 static struct kunit_case dmabuf_test_cases[] = {
 	KUNIT_CASE(netgpu_dmabuf_test_map),
 	KUNIT_CASE_PARAM(netgpu_dmabuf_test_segments, seg_shape_gen_params),
@@ -1042,6 +1086,7 @@ static struct kunit_case dmabuf_test_cases[] = {
 	KUNIT_CASE(netgpu_dmabuf_test_short_map),
 	KUNIT_CASE(netgpu_dmabuf_test_long_map),
 	KUNIT_CASE(netgpu_dmabuf_test_udmabuf),
+	KUNIT_CASE(netgpu_dmabuf_test_udmabuf_map_fail_nth),
 	{}
 };
 
