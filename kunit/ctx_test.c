@@ -24,11 +24,13 @@
 #include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/kthread.h>
+#include <linux/miscdevice.h>
 #include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -43,6 +45,12 @@
 #include "mem_provider.h"
 #include "mock_gpu.h"
 #include "splat.h"
+#if IS_ENABLED(CONFIG_NETGPU_NIC)
+#include <net/netdev_rx_queue.h>
+#include <net/page_pool/types.h>
+
+#include "mock_nic.h"
+#endif
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
@@ -1321,6 +1329,400 @@ static void netgpu_ctx_test_attach_socket_fail_nth(struct kunit *test)
 }
 #endif
 
+/* A lock another thread holds while the case calls in. */
+struct ctx_holder {
+	void (*lock)(void *arg);
+	void (*unlock)(void *arg);
+	void *arg;
+	struct completion held;
+	struct completion release;
+};
+
+static int ctx_holder_fn(void *data)
+{
+	struct ctx_holder *h = data;
+
+	h->lock(h->arg);
+	complete(&h->held);
+	wait_for_completion(&h->release);
+	h->unlock(h->arg);
+	return 0;
+}
+
+static void ctx_rtnl_lock(void *unused)
+{
+	rtnl_lock();
+}
+
+static void ctx_rtnl_unlock(void *unused)
+{
+	rtnl_unlock();
+}
+
+/*
+ * ATTACH_DEV of a caller killed while another thread holds rtnl_lock:
+ * -EINTR, and the context is still new, holding nothing.
+ */
+static void netgpu_ctx_test_attach_dev_killed(struct kunit *test)
+{
+	struct ctx_holder h = {
+		.lock = ctx_rtnl_lock, .unlock = ctx_rtnl_unlock,
+	};
+	struct net_device *dev = ctx_dev(test);
+	struct netgpu_ctx *ctx = ctx_new(test);
+	struct task_struct *t;
+	int refs, err;
+
+	refs = netdev_refcnt_read(dev);
+	init_completion(&h.held);
+	init_completion(&h.release);
+	t = kthread_run(ctx_holder_fn, &h, "netgpu-rtnl");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t);
+	wait_for_completion(&h.held);
+
+	allow_signal(SIGKILL);
+	send_sig(SIGKILL, current, 1);
+	err = netgpu_ctx_attach_dev(ctx, &init_net, dev->ifindex);
+	flush_signals(current);
+	disallow_signal(SIGKILL);
+	complete(&h.release);
+
+	KUNIT_EXPECT_EQ(test, err, -EINTR);
+	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_NEW);
+	KUNIT_EXPECT_NULL(test, ctx->netdev);
+	KUNIT_EXPECT_EQ(test, netdev_refcnt_read(dev), refs);
+	/* Not killed: it attaches. */
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    dev->ifindex), 0);
+}
+
+/*
+ * netgpu_mem_file_create() failing its 1st, 2nd, ... allocation: -ENOMEM
+ * and no area left behind (the sweep is leak-checked), until it succeeds.
+ */
+static void netgpu_ctx_test_mem_file_fail_nth(struct kunit *test)
+{
+	struct file *file;
+	unsigned int left;
+	int n, faults = 0;
+
+	netgpu_kunit_need_fail_nth(test);
+	for (n = 1; n < 100; n++) {
+		netgpu_fail_nth_set(n);
+		file = netgpu_mem_file_create();
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
+		if (!IS_ERR(file)) {
+			KUNIT_EXPECT_FALSE(test, IS_ERR(netgpu_mem_from_file(file)));
+			__fput_sync(file);
+			if (left)
+				break;
+			continue;
+		}
+		faults++;
+		KUNIT_EXPECT_EQ_MSG(test, PTR_ERR(file), -ENOMEM, "fail_nth=%d",
+				    n);
+	}
+	KUNIT_EXPECT_LT(test, n, 100);
+	/* The area, then the file: both failures seen. */
+	KUNIT_EXPECT_GE(test, faults, 2);
+}
+
+/* A misc device of netgpu's, found through the misc class. */
+static struct miscdevice *ctx_miscdev(struct kunit *test, const char *name)
+{
+	struct miscdevice probe = {
+		.minor = MISC_DYNAMIC_MINOR,
+		.name = "netgpu-ctx-probe",
+		.fops = &(const struct file_operations){ .owner = THIS_MODULE },
+	};
+	struct miscdevice *misc = NULL;
+	struct device *dev;
+
+	KUNIT_ASSERT_EQ(test, misc_register(&probe), 0);
+	dev = class_find_device_by_name(probe.this_device->class, name);
+	misc_deregister(&probe);
+	if (dev) {
+		misc = dev_get_drvdata(dev);
+		put_device(dev);
+	}
+	KUNIT_ASSERT_NOT_NULL_MSG(test, misc, "no misc device %s", name);
+	return misc;
+}
+
+/*
+ * open() of /dev/netgpu_mem and of /dev/netgpu failing its allocation:
+ * -ENOMEM and no object on the file; an open that succeeds gives the file
+ * its area or context, which its release frees (leak-checked).
+ */
+static void netgpu_ctx_test_open_fail_nth(struct kunit *test)
+{
+	static const char * const names[] = { "netgpu_mem", "netgpu" };
+	const struct file_operations *fops;
+	struct file *file;
+	unsigned int left;
+	int i, n, err;
+
+	netgpu_kunit_need_fail_nth(test);
+	/* Only ->private_data is used by the two opens and releases. */
+	file = kunit_kzalloc(test, sizeof(*file), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, file);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		fops = ctx_miscdev(test, names[i])->fops;
+		for (n = 1; n < 10; n++) {
+			file->private_data = NULL;
+			netgpu_fail_nth_set(n);
+			err = fops->open(NULL, file);
+			left = netgpu_fail_nth_left();
+			netgpu_fail_nth_set(0);
+			if (!err) {
+				KUNIT_EXPECT_NOT_NULL(test, file->private_data);
+				fops->release(NULL, file);
+				if (left)
+					break;
+				continue;
+			}
+			KUNIT_EXPECT_EQ_MSG(test, err, -ENOMEM, "%s fail_nth=%d",
+					    names[i], n);
+			KUNIT_EXPECT_NULL(test, file->private_data);
+		}
+		/* Swept to the end, and at least the first one failed. */
+		KUNIT_EXPECT_GT_MSG(test, n, 1, "%s", names[i]);
+		KUNIT_EXPECT_LT_MSG(test, n, 10, "%s", names[i]);
+	}
+}
+
+#if IS_ENABLED(CONFIG_NETGPU_NIC)
+/* A context of a registered mock NIC with a host region of 8 pages attached. */
+static struct netgpu_ctx *ctx_nic_attached(struct kunit *test,
+					   struct mock_nic **nic,
+					   struct netgpu_region **r)
+{
+	struct ctx_fix *f = test->priv;
+	struct netgpu_ctx *ctx;
+	int id;
+
+	*nic = mock_nic_create(test, f->dma_dev);
+	mock_nic_register(test, *nic);
+	*r = ctx_region(test, ctx_user_mem(test, 8), 8, &id);
+	ctx = ctx_new(test);
+	KUNIT_ASSERT_EQ(test, ctx_attach_init(ctx, (*nic)->ndev->ifindex), 0);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test), id),
+			0);
+	return ctx;
+}
+
+/* The NIC's rx queue 0 has no provider: netgpu let it go, or never took it. */
+static bool ctx_nic_plain(struct mock_nic *nic)
+{
+	return !__netif_get_rx_queue(nic->ndev, 0)->mp_params.mp_ops &&
+	       nic->pp && !nic->pp->mp_ops;
+}
+
+/*
+ * What a failed BIND_QUEUE must leave as it found it.  Not the device's
+ * reference count: linkwatch and RCU-freed qdiscs hold it for a while;
+ * a reference of netgpu's left on it makes unregistering it, when the
+ * case ends, wait and warn.
+ */
+struct ctx_bind_snap {
+	unsigned int ctx_refs;
+	unsigned int region_refs;
+};
+
+static void ctx_bind_snap(struct netgpu_ctx *ctx, struct netgpu_region *r,
+			  struct ctx_bind_snap *s)
+{
+	s->ctx_refs = refcount_read(&ctx->ref);
+	s->region_refs = refcount_read(&r->ref);
+}
+
+static void ctx_expect_unbound(struct kunit *test, struct netgpu_ctx *ctx,
+			       struct mock_nic *nic, struct netgpu_region *r,
+			       const struct ctx_bind_snap *before, int n)
+{
+	struct ctx_bind_snap now;
+
+	ctx_bind_snap(ctx, r, &now);
+	KUNIT_EXPECT_TRUE_MSG(test, ctx_nic_plain(nic), "fail_nth=%d", n);
+	KUNIT_EXPECT_TRUE_MSG(test, list_empty(&ctx->ifqs), "fail_nth=%d", n);
+	KUNIT_EXPECT_EQ_MSG(test, now.ctx_refs, before->ctx_refs,
+			    "fail_nth=%d", n);
+	KUNIT_EXPECT_EQ_MSG(test, now.region_refs, before->region_refs,
+			    "fail_nth=%d", n);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&r->holder), 0, "fail_nth=%d",
+			    n);
+}
+
+/*
+ * BIND_QUEUE on a mock NIC (the queue, its bind and restart, its file)
+ * failing its 1st, 2nd, ... allocation until it succeeds: each failure
+ * is -ENOMEM and leaves the rx queue plain, no queue on the context, and
+ * the context, region and device references as they were.
+ */
+static void netgpu_ctx_test_bind_queue_fail_nth(struct kunit *test)
+{
+	struct netgpu_queue_geom geom = { .entries = 64, .entry_size = 8 };
+	struct ctx_bind_snap before;
+	struct netgpu_region *r;
+	struct netgpu_ctx *ctx;
+	struct mock_nic *nic;
+	int n, faults = 0;
+	struct file *file;
+	unsigned int left;
+	u32 qid;
+
+	netgpu_kunit_need_fail_nth(test);
+	ctx = ctx_nic_attached(test, &nic, &r);
+	ctx_bind_snap(ctx, r, &before);
+
+	for (n = 1; n < 1000; n++) {
+		qid = 0;
+		netgpu_fail_nth_set(n);
+		file = netgpu_ctx_bind_queue(ctx, &qid, false, &geom);
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
+		if (!IS_ERR(file)) {
+			KUNIT_EXPECT_FALSE(test, ctx_nic_plain(nic));
+			KUNIT_EXPECT_FALSE(test, list_empty(&ctx->ifqs));
+			/* Closing the file unbinds. */
+			__fput_sync(file);
+			ctx_expect_unbound(test, ctx, nic, r, &before, n);
+			if (left)
+				break;
+			continue;
+		}
+		faults++;
+		KUNIT_EXPECT_EQ_MSG(test, PTR_ERR(file), -ENOMEM, "fail_nth=%d",
+				    n);
+		ctx_expect_unbound(test, ctx, nic, r, &before, n);
+	}
+	KUNIT_EXPECT_LT(test, n, 1000);
+	KUNIT_EXPECT_GT(test, faults, 0);
+	kunit_info(test, "bind_queue: %d allocations, %d faults", n - 1,
+		   faults);
+}
+
+/*
+ * Refusals found only under rtnl_lock, once the queue is made: the device
+ * is down (-ENETDOWN), or a region the queue holds is being removed
+ * (-ENODEV; its revocation is held before it detaches the region).  The
+ * queue goes, the rx queue stays plain, nothing is held.
+ */
+static void netgpu_ctx_test_bind_queue_late_refusals(struct kunit *test)
+{
+	struct netgpu_queue_geom geom = { .entries = 64, .entry_size = 8 };
+	struct ctx_bind_snap before;
+	struct netgpu_region *r;
+	struct netgpu_ctx *ctx;
+	struct mock_nic *nic;
+	struct file *file;
+	u32 qid = 0;
+
+	ctx = ctx_nic_attached(test, &nic, &r);
+	ctx_bind_snap(ctx, r, &before);
+
+	rtnl_lock();
+	dev_close(nic->ndev);
+	rtnl_unlock();
+	file = netgpu_ctx_bind_queue(ctx, &qid, false, &geom);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(file), -ENETDOWN);
+	rtnl_lock();
+	KUNIT_ASSERT_EQ(test, dev_open(nic->ndev, NULL), 0);
+	rtnl_unlock();
+	ctx_expect_unbound(test, ctx, nic, r, &before, 0);
+
+	/* REMOVE_REGION under way: revoked, not yet detached. */
+	mutex_lock(&r->revoke_lock);
+	netgpu_region_revoke_async(r);
+	file = netgpu_ctx_bind_queue(ctx, &qid, false, &geom);
+	mutex_unlock(&r->revoke_lock);
+	netgpu_region_flush_revoke(r);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(file), -ENODEV);
+	KUNIT_EXPECT_TRUE(test, ctx_nic_plain(nic));
+	KUNIT_EXPECT_TRUE(test, list_empty(&ctx->ifqs));
+	KUNIT_EXPECT_EQ(test, refcount_read(&ctx->ref), before.ctx_refs);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->holder), 0);
+	/* Revoked: detached from the context, only the case's reference. */
+	KUNIT_EXPECT_TRUE(test, xa_empty(&ctx->mc.xa));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 1);
+}
+
+/*
+ * BIND_QUEUE of a caller with no descriptor to spare (RLIMIT_NOFILE 0):
+ * -EMFILE, and the queue bound meanwhile is unbound again when its file
+ * goes.
+ */
+static void netgpu_ctx_test_bind_queue_no_fd(struct kunit *test)
+{
+	struct netgpu_bind_queue bq = { .fill = { .entries = 64,
+						  .entry_size = 8 } };
+	struct ctx_bind_snap before;
+	struct netgpu_region *r;
+	struct netgpu_ctx *ctx;
+	struct rlimit nofile;
+	struct mock_nic *nic;
+	void __user *u;
+	long ret;
+
+	if (!current->files)
+		kunit_skip(test, "Test requires: a file table");
+	ctx = ctx_nic_attached(test, &nic, &r);
+	ctx_bind_snap(ctx, r, &before);
+	u = ctx_uarg(test);
+	ctx_put_uarg(test, u, &bq, sizeof(bq));
+
+	task_lock(current->group_leader);
+	nofile = current->signal->rlim[RLIMIT_NOFILE];
+	current->signal->rlim[RLIMIT_NOFILE].rlim_cur = 0;
+	task_unlock(current->group_leader);
+	ret = ctx_ioctl(ctx, NETGPU_CTX_IOCTL_BIND_QUEUE, u);
+	task_lock(current->group_leader);
+	current->signal->rlim[RLIMIT_NOFILE] = nofile;
+	task_unlock(current->group_leader);
+	/* The case is a kthread: its fput() of the queue's file is delayed. */
+	flush_delayed_fput();
+
+	KUNIT_EXPECT_EQ(test, ret, -EMFILE);
+	ctx_expect_unbound(test, ctx, nic, r, &before, 0);
+}
+
+/*
+ * A region no queue holds is removed: the context's revoke work runs and
+ * leaves the bound queue (of another region) bound.
+ */
+static void netgpu_ctx_test_revoke_other_region(struct kunit *test)
+{
+	struct netgpu_queue_geom geom = { .entries = 64, .entry_size = 8 };
+	struct netgpu_region *r, *r2;
+	struct netgpu_ctx *ctx;
+	struct mock_nic *nic;
+	struct file *file;
+	u32 qid = 0;
+	int id2;
+
+	ctx = ctx_nic_attached(test, &nic, &r);
+	file = netgpu_ctx_bind_queue(ctx, &qid, false, &geom);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	mock_defer(test, ctx_fput_action, file);
+	/* Attached after the bind: not the queue's. */
+	r2 = ctx_region(test, ctx_user_mem(test, 2), 2, &id2);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test),
+						       id2), 0);
+
+	netgpu_region_revoke(r2);
+	flush_work(&ctx->revoke_work);
+	KUNIT_EXPECT_FALSE(test, ctx_nic_plain(nic));
+	KUNIT_EXPECT_FALSE(test, list_empty(&ctx->ifqs));
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->holder), 1);
+
+	/* The queue's own region: the work unbinds it. */
+	netgpu_region_revoke(r);
+	flush_work(&ctx->revoke_work);
+	KUNIT_EXPECT_TRUE(test, ctx_nic_plain(nic));
+}
+#endif
+
 static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_lifetime),
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_twice),
@@ -1346,6 +1748,15 @@ static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_ioctl_mem),
 	KUNIT_CASE(netgpu_ctx_test_ioctl_stats),
 	KUNIT_CASE(netgpu_ctx_test_ioctl_region_fd),
+	KUNIT_CASE(netgpu_ctx_test_attach_dev_killed),
+	KUNIT_CASE(netgpu_ctx_test_mem_file_fail_nth),
+	KUNIT_CASE(netgpu_ctx_test_open_fail_nth),
+#if IS_ENABLED(CONFIG_NETGPU_NIC)
+	KUNIT_CASE(netgpu_ctx_test_bind_queue_fail_nth),
+	KUNIT_CASE(netgpu_ctx_test_bind_queue_late_refusals),
+	KUNIT_CASE(netgpu_ctx_test_bind_queue_no_fd),
+	KUNIT_CASE(netgpu_ctx_test_revoke_other_region),
+#endif
 	{}
 };
 
