@@ -137,6 +137,52 @@ static const struct netdev_queue_mgmt_ops mock_nic_qops = {
 	.ndo_queue_stop		= mock_nic_qstop,
 };
 
+/* The same API with one call missing, as an incomplete driver has it. */
+static const struct netdev_queue_mgmt_ops mock_nic_qops_without[] = {
+	[MOCK_NIC_NO_MEM_ALLOC] = {
+		.ndo_queue_mem_size	= sizeof(struct mock_nic_qmem),
+		.ndo_queue_mem_free	= mock_nic_mem_free,
+		.ndo_queue_start	= mock_nic_start,
+		.ndo_queue_stop		= mock_nic_qstop,
+	},
+	[MOCK_NIC_NO_MEM_FREE] = {
+		.ndo_queue_mem_size	= sizeof(struct mock_nic_qmem),
+		.ndo_queue_mem_alloc	= mock_nic_mem_alloc,
+		.ndo_queue_start	= mock_nic_start,
+		.ndo_queue_stop		= mock_nic_qstop,
+	},
+	[MOCK_NIC_NO_START] = {
+		.ndo_queue_mem_size	= sizeof(struct mock_nic_qmem),
+		.ndo_queue_mem_alloc	= mock_nic_mem_alloc,
+		.ndo_queue_mem_free	= mock_nic_mem_free,
+		.ndo_queue_stop		= mock_nic_qstop,
+	},
+	[MOCK_NIC_NO_STOP] = {
+		.ndo_queue_mem_size	= sizeof(struct mock_nic_qmem),
+		.ndo_queue_mem_alloc	= mock_nic_mem_alloc,
+		.ndo_queue_mem_free	= mock_nic_mem_free,
+		.ndo_queue_start	= mock_nic_start,
+	},
+};
+
+/**
+ * mock_nic_set_qops() - the queue-management API the NIC has
+ * @nic: a NIC of mock_nic_register()
+ * @without: the call it lacks, or %MOCK_NIC_QOPS_ALL for the whole API
+ *	(what mock_nic_register() gives it)
+ *
+ * Context: Process context, under rtnl_lock.
+ */
+void mock_nic_set_qops(struct mock_nic *nic, enum mock_nic_qop without)
+{
+	ASSERT_RTNL();
+	if (without == MOCK_NIC_QOPS_ALL)
+		nic->ndev->queue_mgmt_ops = &mock_nic_qops;
+	else
+		nic->ndev->queue_mgmt_ops = &mock_nic_qops_without[without];
+}
+EXPORT_SYMBOL_IF_KUNIT(mock_nic_set_qops);
+
 static void mock_nic_unregister_action(void *ndev)
 {
 	unregister_netdev(ndev);

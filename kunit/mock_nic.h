@@ -45,6 +45,22 @@ struct mock_nic {
 	bool			ignore_mp;
 };
 
+/**
+ * enum mock_nic_qop - a queue-management call the NIC may lack
+ * @MOCK_NIC_QOPS_ALL: none: the whole API
+ * @MOCK_NIC_NO_MEM_ALLOC: ndo_queue_mem_alloc
+ * @MOCK_NIC_NO_MEM_FREE: ndo_queue_mem_free
+ * @MOCK_NIC_NO_START: ndo_queue_start
+ * @MOCK_NIC_NO_STOP: ndo_queue_stop
+ */
+enum mock_nic_qop {
+	MOCK_NIC_QOPS_ALL,
+	MOCK_NIC_NO_MEM_ALLOC,
+	MOCK_NIC_NO_MEM_FREE,
+	MOCK_NIC_NO_START,
+	MOCK_NIC_NO_STOP,
+};
+
 /* The header bytes mock_nic_rx_skb() puts in the linear part */
 #define MOCK_NIC_HLEN	66
 
@@ -56,6 +72,7 @@ void mock_nic_pool_destroy(struct page_pool *pp);
 void mock_nic_register(struct kunit *test, struct mock_nic *nic);
 void mock_nic_unregister(struct kunit *test, struct mock_nic *nic);
 void mock_nic_leak(struct kunit *test, struct mock_nic *nic);
+void mock_nic_set_qops(struct mock_nic *nic, enum mock_nic_qop without);
 s32 mock_nic_inflight(const struct page_pool *pp);
 netmem_ref mock_nic_alloc(struct page_pool *pp);
 void mock_nic_fill(struct netgpu_ifq *ifq, u64 addr);

@@ -1283,6 +1283,49 @@ static int nic_test_init(struct kunit *test)
 	return 0;
 }
 
+/*
+ * A device without the whole queue-management API is refused before
+ * anything changes: none at all (a device never given it), or one of the
+ * four calls missing.  The queue stays new, holds no device (a reference
+ * left behind would hang the unregister when the case ends), and the rx
+ * queue runs on its pool of pages.
+ */
+static void netgpu_nic_test_bind_no_queue_api(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_new_ifq(test, f);
+	struct mock_nic *bare = mock_nic_create(test, f->dma);
+	enum mock_nic_qop without;
+	u32 q = 0;
+
+	/* No API at all. */
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, bare, &q, false), -EOPNOTSUPP);
+	rtnl_lock();
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_check_dev(bare->ndev), -EOPNOTSUPP);
+	rtnl_unlock();
+
+	mock_nic_register(test, f->nic);
+	/* Each of mem_alloc, mem_free, start and stop missing in turn. */
+	for (without = MOCK_NIC_NO_MEM_ALLOC; without <= MOCK_NIC_NO_STOP;
+	     without++) {
+		rtnl_lock();
+		mock_nic_set_qops(f->nic, without);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    netgpu_ifq_bind(ifq, f->nic->ndev, &q, false),
+				    -EOPNOTSUPP, "without call %d", without);
+		mock_nic_set_qops(f->nic, MOCK_NIC_QOPS_ALL);
+		rtnl_unlock();
+		KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_NEW);
+		KUNIT_EXPECT_NULL(test, ifq->netdev);
+		nic_expect_plain_queue(test, f->nic);
+	}
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	/* With the whole API the same queue binds. */
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
+	nic_unbind(ifq);
+	nic_expect_plain_queue(test, f->nic);
+}
+
 static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_alloc_release),
 	KUNIT_CASE(netgpu_nic_test_init_refuses),
@@ -1305,6 +1348,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_dev_gone_unmaps),
 	KUNIT_CASE(netgpu_nic_test_create_fail_nth),
 	KUNIT_CASE(netgpu_nic_test_create_refused),
+	KUNIT_CASE(netgpu_nic_test_bind_no_queue_api),
 	{}
 };
 
