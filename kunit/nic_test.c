@@ -1326,6 +1326,39 @@ static void netgpu_nic_test_bind_no_queue_api(struct kunit *test)
 	nic_expect_plain_queue(test, f->nic);
 }
 
+/*
+ * Without CAP_NET_ADMIN in the device's namespace the bind is refused
+ * (-EPERM) and changes nothing; the same caller with it binds.
+ */
+static void netgpu_nic_test_bind_no_cap(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_new_ifq(test, f);
+	const struct cred *old;
+	struct cred *cred;
+	int err;
+	u32 q = 0;
+
+	mock_nic_register(test, f->nic);
+	cred = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	cap_lower(cred->cap_effective, CAP_NET_ADMIN);
+	old = override_creds(cred);
+	err = nic_bind(ifq, f->nic, &q, false);
+	revert_creds(old);
+	put_cred(cred);
+
+	KUNIT_EXPECT_EQ(test, err, -EPERM);
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_NEW);
+	KUNIT_EXPECT_NULL(test, ifq->netdev);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	nic_expect_plain_queue(test, f->nic);
+
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
+	nic_unbind(ifq);
+	nic_expect_plain_queue(test, f->nic);
+}
+
 static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_alloc_release),
 	KUNIT_CASE(netgpu_nic_test_init_refuses),
@@ -1349,6 +1382,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_create_fail_nth),
 	KUNIT_CASE(netgpu_nic_test_create_refused),
 	KUNIT_CASE(netgpu_nic_test_bind_no_queue_api),
+	KUNIT_CASE(netgpu_nic_test_bind_no_cap),
 	{}
 };
 
