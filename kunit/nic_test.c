@@ -1359,6 +1359,44 @@ static void netgpu_nic_test_bind_no_cap(struct kunit *test)
 	nic_expect_plain_queue(test, f->nic);
 }
 
+/*
+ * An rx queue whose parameters name netgpu without an interface queue
+ * (netgpu_ifq_set_mp_params() given none): the driver's pool is refused
+ * with -EINVAL, not built on a NULL queue.
+ */
+static void netgpu_nic_test_init_no_ifq(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 2);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct netdev_rx_queue *rxq;
+	struct page_pool_params pp = {
+		.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV |
+			 PP_FLAG_ALLOW_UNREADABLE_NETMEM,
+		.pool_size = 256,
+		.nid = NUMA_NO_NODE,
+		.dev = f->dma,
+		.dma_dir = DMA_FROM_DEVICE,
+		.max_len = PAGE_SIZE,
+		.netdev = f->nic->ndev,
+		.queue_idx = 0,
+	};
+	struct page_pool *pool;
+
+	rxq = __netif_get_rx_queue(f->nic->ndev, 0);
+	rtnl_lock();
+	netgpu_ifq_set_mp_params(NULL, &rxq->mp_params);
+	pool = page_pool_create(&pp);
+	rxq->mp_params.mp_priv = NULL;
+	rxq->mp_params.mp_ops = NULL;
+	rtnl_unlock();
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(pool), -EINVAL);
+	if (!IS_ERR(pool))
+		mock_nic_pool_destroy(pool);
+	/* The queue of the fixture was never touched. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
+}
+
 static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_alloc_release),
 	KUNIT_CASE(netgpu_nic_test_init_refuses),
@@ -1383,6 +1421,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_create_refused),
 	KUNIT_CASE(netgpu_nic_test_bind_no_queue_api),
 	KUNIT_CASE(netgpu_nic_test_bind_no_cap),
+	KUNIT_CASE(netgpu_nic_test_init_no_ifq),
 	{}
 };
 
