@@ -1397,6 +1397,66 @@ static void netgpu_nic_test_init_no_ifq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
 }
 
+/* A user process refilling the fill ring while the provider reads it. */
+struct nic_refiller {
+	struct wait_queue_entry	wqe;
+	struct netgpu_ifq	*ifq;
+	u64			junk;
+	u32			added;
+};
+
+/* Called by the refill loop, under the fill lock, after each batch. */
+static int nic_refiller_wake(struct wait_queue_entry *wqe, unsigned int mode,
+			     int flags, void *key)
+{
+	struct nic_refiller *rf = container_of(wqe, struct nic_refiller, wqe);
+	u32 i;
+
+	/* The batch just released 16 entries: fill them again. */
+	for (i = 0; i < 16; i++)
+		mock_nic_fill(rf->ifq, rf->junk);
+	rf->added += 16;
+	return 0;
+}
+
+/*
+ * One refill reads at most one ring's worth of fill entries, refused
+ * ones included, even while user space keeps writing more: a process
+ * cannot keep the NAPI context in the provider.  The pool still gets
+ * buffers from the free list.
+ */
+static void netgpu_nic_test_fill_budget(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct nic_refiller rf = { .ifq = ifq };
+	u32 n = netgpu_queue_nentries(ifq->fill), i;
+	netmem_ref nm;
+
+	KUNIT_ASSERT_EQ(test, n, 64);
+	/* Unaligned: refused, never taken. */
+	rf.junk = f->addr + 64;
+	for (i = 0; i < n; i++)
+		mock_nic_fill(ifq, rf.junk);
+	init_waitqueue_func_entry(&rf.wqe, nic_refiller_wake);
+	add_wait_queue(&ifq->wait, &rf.wqe);
+	nm = mock_nic_alloc(pp);
+	remove_wait_queue(&ifq->wait, &rf.wqe);
+
+	KUNIT_EXPECT_TRUE(test, nic_some(nm));
+	KUNIT_EXPECT_EQ(test, ifq->cnt.unaligned, n);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 0);
+	/* Refilled after each of the n / 16 batches; all of that is left. */
+	KUNIT_EXPECT_EQ(test, rf.added, n);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(ifq->fill->ring->prod) -
+			READ_ONCE(ifq->fill->ring->cons), rf.added);
+	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 8);
+
+	page_pool_put_full_netmem(pp, nm, false);
+	nic_pool_done(test, ifq, pp);
+}
+
 static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_alloc_release),
 	KUNIT_CASE(netgpu_nic_test_init_refuses),
@@ -1422,6 +1482,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_bind_no_queue_api),
 	KUNIT_CASE(netgpu_nic_test_bind_no_cap),
 	KUNIT_CASE(netgpu_nic_test_init_no_ifq),
+	KUNIT_CASE(netgpu_nic_test_fill_budget),
 	{}
 };
 
