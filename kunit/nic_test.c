@@ -1457,6 +1457,82 @@ static void netgpu_nic_test_fill_budget(struct kunit *test)
 	nic_pool_done(test, ifq, pp);
 }
 
+/*
+ * The restart of an unbind fails (the driver cannot allocate the new
+ * queue): a warning, the old pool stays with the NIC, and so do the DMA
+ * maps it may still write through; the queue is unbound all the same
+ * (no device held, the rx queue's parameters cleared) and the old pool
+ * gets no more buffers from it, though its free list has some.  The maps
+ * go when the queue does.
+ */
+static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
+{
+	/* 64 + 16 buffers for the NIC; the host page is for copies. */
+	static const unsigned int orders[] = { 6, 4 };
+	struct nic_fix *f = nic_fix(test, 1);
+	netmem_ref nm[PP_ALLOC_CACHE_REFILL];
+	struct netgpu_stats st = {};
+	struct netgpu_region *gr;
+	struct mock_gpu_buf *buf;
+	struct netgpu_ifq *ifq;
+	struct page_pool *pp;
+	int i, n, id;
+	u32 q = 0;
+
+	buf = mock_gpu_buf_create(test, orders, ARRAY_SIZE(orders));
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	id = netgpu_dmabuf_add_region(f->mem, buf->dmabuf, 1ULL << 40);
+	gr = mock_region_get(test, f->mem, id);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(f->mc, gr), 0);
+	ifq = nic_new_ifq(test, f);
+	KUNIT_ASSERT_EQ(test, ifq->nr_bufs, 1 + PP_ALLOC_CACHE_REFILL + 16);
+	mock_nic_register(test, f->nic);
+	KUNIT_ASSERT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
+	pp = f->nic->pp;
+	/*
+	 * One refill's batch, all with the "NIC": the pool's cache is empty.
+	 * No assertion until the queue is unbound: a bound queue holds the
+	 * device, whose unregister would wait for it forever.
+	 */
+	for (n = 0; n < PP_ALLOC_CACHE_REFILL; n++)
+		if (!nic_alloc_into(pp, &nm[n]))
+			break;
+	KUNIT_EXPECT_EQ(test, n, PP_ALLOC_CACHE_REFILL);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(f->mc, gr), 0);
+	netgpu_mem_flush();
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 1);
+
+	f->nic->fail_alloc = -EIO;
+	nic_unbind(ifq);
+	f->nic->fail_alloc = 0;
+	netgpu_mem_flush();
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_UNBOUND);
+	KUNIT_EXPECT_NULL(test, ifq->netdev);
+	KUNIT_EXPECT_NULL(test,
+			  __netif_get_rx_queue(f->nic->ndev, 0)->mp_params.mp_ops);
+	KUNIT_EXPECT_PTR_EQ(test, f->nic->pp, pp);
+	KUNIT_EXPECT_PTR_EQ(test, pp->mp_priv, (void *)ifq);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 1);
+
+	/* The old pool asks for more: none, though the free list has 16. */
+	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
+	netgpu_ifq_get_stats(ifq, &st);
+	KUNIT_EXPECT_EQ(test, st.bufs_cache, 16 + 1);
+	KUNIT_EXPECT_EQ(test, st.bufs_nic, PP_ALLOC_CACHE_REFILL);
+
+	/* The driver replaces the pool (here: down); the queue goes. */
+	for (i = 0; i < n; i++)
+		page_pool_put_full_netmem(pp, nm[i], false);
+	rtnl_lock();
+	dev_close(f->nic->ndev);
+	rtnl_unlock();
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
+	kunit_release_action(test, nic_ifq_put_action, ifq);
+	netgpu_mem_flush();
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 0);
+}
+
 static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_alloc_release),
 	KUNIT_CASE(netgpu_nic_test_init_refuses),
@@ -1483,6 +1559,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_bind_no_cap),
 	KUNIT_CASE(netgpu_nic_test_init_no_ifq),
 	KUNIT_CASE(netgpu_nic_test_fill_budget),
+	KUNIT_CASE(netgpu_nic_test_unbind_restart_fails),
 	{}
 };
 
