@@ -1533,6 +1533,47 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 0);
 }
 
+/*
+ * The device goes after the queue was unbound (a region revoked, then
+ * NETDEV_UNREGISTER): the maps went with the unbind and are not touched
+ * again, although a buffer the old pool handed out is still out; the
+ * queue is dead and lets go when that buffer comes back.
+ */
+static void netgpu_nic_test_dev_gone_after_unbind(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_region *gr;
+	struct mock_gpu_buf *buf;
+	struct netgpu_ifq *ifq;
+	netmem_ref nm;
+	u32 q = 0;
+
+	buf = nic_gpu_region(test, f, f->mc, 1ULL << 40, &gr);
+	ifq = nic_new_ifq(test, f);
+	mock_nic_register(test, f->nic);
+	KUNIT_ASSERT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
+	nm = mock_nic_alloc(f->nic->pp);
+	KUNIT_ASSERT_TRUE(test, nic_some(nm));
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(f->mc, gr), 0);
+
+	nic_unbind(ifq);
+	netgpu_mem_flush();
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 2);
+
+	rtnl_lock();
+	netgpu_ifq_dev_gone(ifq);
+	rtnl_unlock();
+	netgpu_mem_flush();
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_DEAD);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 0);
+	nic_expect_plain_queue(test, f->nic);
+
+	page_pool_put_full_netmem(netmem_to_net_iov(nm)->pp, nm, false);
+	nic_wait_pool_gone(test, f, ifq);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
+}
+
 static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_alloc_release),
 	KUNIT_CASE(netgpu_nic_test_init_refuses),
@@ -1560,6 +1601,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_init_no_ifq),
 	KUNIT_CASE(netgpu_nic_test_fill_budget),
 	KUNIT_CASE(netgpu_nic_test_unbind_restart_fails),
+	KUNIT_CASE(netgpu_nic_test_dev_gone_after_unbind),
 	{}
 };
 
