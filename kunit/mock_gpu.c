@@ -161,6 +161,7 @@ static struct sg_table *mock_gpu_map(struct dma_buf_attachment *attach,
 {
 	struct mock_gpu_buf *buf = attach->dmabuf->priv;
 	bool zero = READ_ONCE(buf->zero_len_sg);
+	bool split = !zero && READ_ONCE(buf->split_sg);
 	struct scatterlist *sg;
 	bool fenced = false;
 	struct sg_table *sgt;
@@ -177,8 +178,9 @@ static struct sg_table *mock_gpu_map(struct dma_buf_attachment *attach,
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
 	/* With zero_len_sg: empty, chunk 0, empty, ..., chunk n-1, empty. */
+	/* With split_sg: chunk 0 in two entries, then chunk 1, ... */
 	err = sg_alloc_table(sgt, zero ? 2 * buf->nr_chunks + 1 :
-			     buf->nr_chunks, GFP_KERNEL);
+			     buf->nr_chunks + split, GFP_KERNEL);
 	if (err)
 		goto err_free;
 	for_each_sgtable_sg(sgt, sg, i) {
@@ -187,9 +189,15 @@ static struct sg_table *mock_gpu_map(struct dma_buf_attachment *attach,
 		else if (zero)
 			sg_set_page(sg, buf->pages[i / 2],
 				    PAGE_SIZE << buf->orders[i / 2], 0);
+		else if (split && i == 0)
+			sg_set_page(sg, buf->pages[0], PAGE_SIZE / 2, 0);
+		else if (split && i == 1)
+			sg_set_page(sg, buf->pages[0],
+				    (PAGE_SIZE << buf->orders[0]) - PAGE_SIZE / 2,
+				    PAGE_SIZE / 2);
 		else
-			sg_set_page(sg, buf->pages[i],
-				    PAGE_SIZE << buf->orders[i], 0);
+			sg_set_page(sg, buf->pages[i - split],
+				    PAGE_SIZE << buf->orders[i - split], 0);
 	}
 	/*
 	 * As drm_gem_map_dma_buf() and udmabuf: the CPU's view is the

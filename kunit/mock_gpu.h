@@ -44,6 +44,9 @@ struct netgpu_region;
  * @fail_map: errno the next maps fail with (0: succeed)
  * @zero_len_sg: the next maps put a zero-length sg entry before each
  *	chunk and after the last one
+ * @split_sg: the next maps (without @zero_len_sg) give the first chunk
+ *	two sg entries, split in the middle of its first page, as an
+ *	exporter of memory in sub-page pieces does
  * @fence_at_map: the next map adds an unsignalled kernel fence
  *	(DMA_RESV_USAGE_KERNEL) to the buffer's resv before it returns, as
  *	a move still running would; cleared by that map
@@ -72,6 +75,7 @@ struct mock_gpu_buf {
 	int		fail_attach;
 	int		fail_map;
 	bool		zero_len_sg;
+	bool		split_sg;
 	bool		fence_at_map;
 	struct completion *fence_waited;
 	bool		revoked;

@@ -1574,6 +1574,44 @@ static void netgpu_nic_test_dev_gone_after_unbind(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
 }
 
+/*
+ * A region whose first page is in two DMA segments (an exporter of
+ * memory in sub-page pieces): the NIC gets one address per buffer, so
+ * no queue is made of it (-EINVAL), and the regions it would have held
+ * are let go.
+ */
+static void netgpu_nic_test_create_not_contiguous(struct kunit *test)
+{
+	static const unsigned int orders[] = { 1 };
+	struct netgpu_queue_geom g = { .entries = 64, .entry_size = 8 };
+	struct nic_fix *f = nic_fix(test, 1);
+	struct netgpu_mem_loc loc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *gr;
+	unsigned int ref, gref;
+	int id;
+
+	if (device_iommu_mapped(f->dma))
+		kunit_skip(test, "an IOMMU may merge the segments");
+	buf = mock_gpu_buf_create(test, orders, ARRAY_SIZE(orders));
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	buf->split_sg = true;
+	id = netgpu_dmabuf_add_region(f->mem, buf->dmabuf, 1ULL << 40);
+	gr = mock_region_get(test, f->mem, id);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(f->mc, gr), 0);
+	KUNIT_ASSERT_EQ(test, mock_lookup(f->mc, 1ULL << 40, &loc), 0);
+	KUNIT_ASSERT_EQ(test, loc.len, PAGE_SIZE / 2);
+	ref = refcount_read(&f->r->ref);
+	gref = refcount_read(&gr->ref);
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ifq_create(f->mc, &g)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->r->ref), ref);
+	KUNIT_EXPECT_EQ(test, refcount_read(&gr->ref), gref);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->r->holder), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&gr->holder), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 1);
+}
+
 static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_alloc_release),
 	KUNIT_CASE(netgpu_nic_test_init_refuses),
@@ -1602,6 +1640,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_fill_budget),
 	KUNIT_CASE(netgpu_nic_test_unbind_restart_fails),
 	KUNIT_CASE(netgpu_nic_test_dev_gone_after_unbind),
+	KUNIT_CASE(netgpu_nic_test_create_not_contiguous),
 	{}
 };
 
