@@ -277,19 +277,17 @@ int netgpu_mem_add_region(struct netgpu_mem *mem,
 	}
 
 	xa_lock(&mem->regions);
-	err = -ENODEV;
-	if (!mem->closed) {
-		/* Sets r->id under the lock, before anyone can find r. */
-		err = __xa_alloc(&mem->regions, &r->id, r, xa_limit_31b,
-				 GFP_KERNEL);
-		/*
-		 * __xa_alloc() drops the lock to allocate a node: a close
-		 * that ran meanwhile swept the array without r.
-		 */
-		if (!err && mem->closed) {
-			__xa_erase(&mem->regions, r->id);
-			err = -ENODEV;
-		}
+	/* Sets r->id under the lock, before anyone can find r. */
+	err = __xa_alloc(&mem->regions, &r->id, r, xa_limit_31b, GFP_KERNEL);
+	/*
+	 * A closed area takes no region: closed before, or by a close that
+	 * ran while __xa_alloc() dropped the lock to allocate a node, whose
+	 * sweep may have missed r (or waits for the lock to unlink it, and
+	 * then finds it gone).
+	 */
+	if (!err && mem->closed) {
+		__xa_erase(&mem->regions, r->id);
+		err = -ENODEV;
 	}
 	/* Once unlocked, a revocation may free r: return the copy. */
 	id = r->id;
