@@ -206,6 +206,14 @@ void mock_nic_register(struct kunit *test, struct mock_nic *nic)
 	dev->netdev_ops = &mock_nic_netdev_ops;
 	dev->queue_mgmt_ops = &mock_nic_qops;
 	eth_hw_addr_random(dev);
+	/*
+	 * Nothing may take device references behind the cases' backs once
+	 * it is up (they count them): no IPv6 autoconfiguration (DAD, router
+	 * solicitations and their neighbours and routes) and no multicast
+	 * (MLD reports).
+	 */
+	dev->priv_flags |= IFF_NO_ADDRCONF;
+	dev->flags &= ~IFF_MULTICAST;
 	KUNIT_ASSERT_EQ(test, register_netdev(dev), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
 							mock_nic_unregister_action,

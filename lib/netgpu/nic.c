@@ -558,11 +558,11 @@ static int netgpu_ifq_area_init(struct netgpu_ifq_area *a,
 
 		err = netgpu_dmamap_dma(a->h.map, (u64)i << PAGE_SHIFT, &dma,
 					&dma_len);
+		/* The NIC gets one address per buffer. */
+		if (!err && dma_len < PAGE_SIZE)
+			err = -EINVAL;
 		if (err)
 			return err;
-		/* The NIC gets one address per buffer. */
-		if (dma_len < PAGE_SIZE)
-			return -EINVAL;
 		n->niov.dma_addr = dma;
 		n->buf.region = a->h.r;
 		n->buf.index = i;
