@@ -2590,6 +2590,222 @@ static void netgpu_sock_test_after_scrub(struct kunit *test)
 	nic_pool_done(test, ifq, pp);
 }
 
+/* ===== The receive path's edges: attach, read and wait on real sockets ===== */
+
+#include <linux/sched/signal.h>
+#include <net/tcp.h>
+
+#define SOCK_RX_GEOM { .entries = 64, \
+		       .entry_size = sizeof(struct netgpu_rx_desc) }
+
+static void sock_fput_action(void *file)
+{
+	__fput_sync(file);
+}
+
+/* A socket of @family, @type and @proto as a file, closed when the case ends. */
+static struct file *sock_file(struct kunit *test, int family, int type,
+			      int proto)
+{
+	struct socket *sock;
+	struct file *file;
+
+	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, family, type, proto,
+					       &sock), 0);
+	file = sock_alloc_file(sock, O_RDWR, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, sock_fput_action,
+							file), 0);
+	return file;
+}
+
+/* An upper layer that takes nothing over but is there, as kTLS before TLS_RX. */
+static int sock_test_ulp_init(struct sock *sk)
+{
+	return 0;
+}
+
+static struct tcp_ulp_ops sock_test_ulp = {
+	.name	= "netgpu_kunit",
+	.owner	= THIS_MODULE,
+	.init	= sock_test_ulp_init,
+};
+
+static void sock_ulp_unregister_action(void *ulp)
+{
+	tcp_unregister_ulp(ulp);
+}
+
+static void sock_ulp_register(struct kunit *test)
+{
+	KUNIT_ASSERT_EQ(test, tcp_register_ulp(&sock_test_ulp), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							sock_ulp_unregister_action,
+							&sock_test_ulp), 0);
+}
+
+/* setsockopt(TCP_ULP) of the test's upper layer. */
+static int sock_set_ulp(struct socket *sock)
+{
+	const char *name = sock_test_ulp.name;
+
+	return sock->ops->setsockopt(sock, SOL_TCP, TCP_ULP,
+				     KERNEL_SOCKPTR(name), strlen(name));
+}
+
+/* A protocol whose recvmsg is not TCP's, as sockmap's tcp_bpf installs. */
+static struct proto sock_test_prot;
+
+static int sock_test_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
+			     int flags, int *addr_len)
+{
+	return tcp_recvmsg(sk, msg, len, flags, addr_len);
+}
+
+/*
+ * Only plain TCP over IPv4 or IPv6 is attached; everything else is
+ * -EOPNOTSUPP and keeps the caller's file: a UDP socket, a UNIX stream
+ * socket, a socket with no sock yet (sock_create_lite(), as accept()
+ * makes), and a TCP socket an upper layer owns (a ULP, a protocol with
+ * another recvmsg as sockmap installs, sk_user_data as kernel users
+ * set it).  TCP over IPv6 is attached.
+ */
+static void netgpu_sock_test_attach_refused(struct kunit *test)
+{
+	struct netgpu_queue_geom g = SOCK_RX_GEOM;
+	struct netgpu_ctx *ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	struct netgpu_sockq *sq;
+	struct socket *sock;
+	struct file *file;
+	struct sock *sk;
+
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+
+	file = sock_file(test, AF_INET, SOCK_DGRAM, IPPROTO_UDP);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g)),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, file_count(file), 1);
+
+	file = sock_file(test, AF_UNIX, SOCK_STREAM, 0);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g)),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, file_count(file), 1);
+
+	KUNIT_ASSERT_EQ(test, sock_create_lite(AF_INET, SOCK_STREAM,
+					       IPPROTO_TCP, &sock), 0);
+	file = sock_alloc_file(sock, O_RDWR, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, sock_fput_action,
+							file), 0);
+	KUNIT_EXPECT_NULL(test, sock->sk);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g)),
+			-EOPNOTSUPP);
+
+	sock_ulp_register(test);
+	file = sock_file(test, AF_INET, SOCK_STREAM, IPPROTO_TCP);
+	KUNIT_ASSERT_EQ(test, sock_set_ulp(sock_from_file(file)), 0);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g)),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, file_count(file), 1);
+
+	file = sock_file(test, AF_INET, SOCK_STREAM, IPPROTO_TCP);
+	sk = sock_from_file(file)->sk;
+	sock_test_prot = *sk->sk_prot;
+	sock_test_prot.recvmsg = sock_test_recvmsg;
+	lock_sock(sk);
+	sock_replace_proto(sk, &sock_test_prot);
+	release_sock(sk);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g)),
+			-EOPNOTSUPP);
+	lock_sock(sk);
+	sock_replace_proto(sk, sk->sk_prot_creator);
+	release_sock(sk);
+
+	file = sock_file(test, AF_INET, SOCK_STREAM, IPPROTO_TCP);
+	sk = sock_from_file(file)->sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	rcu_assign_sk_user_data(sk, test);
+	write_unlock_bh(&sk->sk_callback_lock);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g)),
+			-EOPNOTSUPP);
+	write_lock_bh(&sk->sk_callback_lock);
+	rcu_assign_sk_user_data(sk, NULL);
+	write_unlock_bh(&sk->sk_callback_lock);
+	/* Nothing of the refusals was kept: now it is attached. */
+	get_file(file);
+	sq = netgpu_sockq_create(ctx, file, &g);
+	KUNIT_EXPECT_NOT_ERR_OR_NULL(test, sq);
+	if (!IS_ERR(sq))
+		netgpu_sockq_destroy(sq);
+	else
+		fput(file);
+
+	file = sock_file(test, AF_INET6, SOCK_STREAM, IPPROTO_TCP);
+	get_file(file);
+	sq = netgpu_sockq_create(ctx, file, &g);
+	KUNIT_EXPECT_NOT_ERR_OR_NULL(test, sq);
+	if (!IS_ERR(sq)) {
+		KUNIT_EXPECT_EQ(test, file_count(file), 2);
+		netgpu_sockq_destroy(sq);
+	} else {
+		fput(file);
+	}
+	KUNIT_EXPECT_EQ(test, file_count(file), 1);
+}
+
+/*
+ * An upper layer added after the attach (setsockopt(TCP_ULP) on the
+ * socket): the read refuses with -EOPNOTSUPP, describes nothing and
+ * leaves the data to the socket's own recvmsg.
+ */
+static void netgpu_sock_test_taken_over(struct kunit *test)
+{
+	struct netgpu_queue_geom g = SOCK_RX_GEOM;
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	u8 *data = sock_pattern(test, 10, 4), got[10] = {};
+	struct kvec iov = { .iov_base = got, .iov_len = sizeof(got) };
+	struct netgpu_recv r = {};
+	struct netgpu_stats st = {};
+	struct netgpu_sockq *sq;
+	struct msghdr msg = {};
+	struct socket *cli;
+	struct file *file;
+
+	sock_ulp_register(test);
+	file = sock_pair(test, &cli);
+	sq = netgpu_sockq_create(s->ctx, file, &g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
+	sock_send(test, cli, data, 10, 0);
+	KUNIT_ASSERT_EQ(test, sock_set_ulp(sock_from_file(file)), 0);
+
+	memset(&r, 0xff, sizeof(r));
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), -EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, r.status, 0);
+	KUNIT_EXPECT_EQ(test, r.descs, 0);
+	KUNIT_EXPECT_EQ(test, r.copies, 0);
+	KUNIT_EXPECT_EQ(test, r.bytes, 0);
+	KUNIT_EXPECT_TRUE(test, netgpu_queue_empty(sq->rx));
+	netgpu_ifq_get_stats(ifq, &st);
+	KUNIT_EXPECT_EQ(test, st.bufs_user, 0);
+	KUNIT_EXPECT_EQ(test, kernel_recvmsg(sock_from_file(file), &msg, &iov,
+					     1, sizeof(got), MSG_DONTWAIT), 10);
+	KUNIT_EXPECT_EQ(test, memcmp(got, data, 10), 0);
+	netgpu_sockq_destroy(sq);
+}
+
+/* Every buffer of @ifq is home again once user space gives all back. */
+static void sock_expect_all_home(struct kunit *test, struct netgpu_ifq *ifq)
+{
+	struct netgpu_stats st = {};
+
+	netgpu_ifq_scrub(ifq);
+	netgpu_ifq_get_stats(ifq, &st);
+	KUNIT_EXPECT_EQ(test, st.bufs_user, 0);
+	KUNIT_EXPECT_EQ(test, st.bufs_cache, ifq->nr_bufs);
+}
+
 static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_frags),
 	KUNIT_CASE(netgpu_sock_test_foreign),
@@ -2602,6 +2818,8 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_remove_region),
 	KUNIT_CASE_PARAM(netgpu_sock_test_close_order, sock_close_gen_params),
 	KUNIT_CASE(netgpu_sock_test_tcp),
+	KUNIT_CASE(netgpu_sock_test_attach_refused),
+	KUNIT_CASE(netgpu_sock_test_taken_over),
 	{}
 };
 
