@@ -2806,6 +2806,390 @@ static void sock_expect_all_home(struct kunit *test, struct netgpu_ifq *ifq)
 	KUNIT_EXPECT_EQ(test, st.bufs_cache, ifq->nr_bufs);
 }
 
+/* Until the peer's FIN has arrived: netgpu_sockq_wait() wakes for it. */
+static void sock_wait_fin(struct kunit *test, struct netgpu_sockq *sq)
+{
+	struct sock *sk = sock_from_file(sq->sock_file)->sk;
+	long timeo = 10 * HZ;
+
+	while (!(READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN))
+		KUNIT_ASSERT_EQ(test, netgpu_sockq_wait(sq, &timeo), 0);
+}
+
+/*
+ * Read @sq with @ifq for copies until the end of the stream: the bytes,
+ * all copied, are @want's @len; every buffer goes back through the fill
+ * ring.
+ */
+static void sock_expect_stream(struct kunit *test, struct nic_fix *f,
+			       struct netgpu_ifq *ifq, struct netgpu_sockq *sq,
+			       const u8 *want, size_t len)
+{
+	struct netgpu_recv r = {};
+	size_t done = 0;
+
+	while (!(r.status & NETGPU_RECV_EOF)) {
+		struct netgpu_rx_desc d;
+
+		memset(&r, 0, sizeof(r));
+		KUNIT_ASSERT_EQ(test, sock_read(sq, ifq, &r), 0);
+		netgpu_queue_prod_submit(sq->rx);
+		while (netgpu_queue_cons_peek_desc(sq->rx, &d)) {
+			KUNIT_ASSERT_EQ(test, d.flags, NETGPU_RX_DESC_COPY);
+			KUNIT_ASSERT_LE(test, done + d.len, len);
+			sock_expect_user(test, d.addr, want + done, d.len);
+			done += d.len;
+			netgpu_queue_cons_release(sq->rx, 1);
+			mock_nic_fill(ifq, ALIGN_DOWN(d.addr, PAGE_SIZE));
+		}
+		KUNIT_ASSERT_FALSE(test, r.status & NETGPU_RECV_NO_BUFFERS);
+	}
+	KUNIT_EXPECT_EQ(test, done, len);
+}
+
+/*
+ * With SO_OOBINLINE the urgent byte stays in the stream, where recv()
+ * returns it: described in its place, not skipped.  And the end of the
+ * stream is not reported while data is still queued before the FIN.
+ */
+static void netgpu_sock_test_urg_inline(struct kunit *test)
+{
+	struct netgpu_queue_geom g = SOCK_RX_GEOM;
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct netgpu_recv r = {};
+	struct netgpu_sockq *sq;
+	struct socket *cli;
+	struct file *file;
+	int one = 1;
+
+	file = sock_pair(test, &cli);
+	KUNIT_ASSERT_EQ(test, sock_setsockopt(sock_from_file(file), SOL_SOCKET,
+					      SO_OOBINLINE,
+					      KERNEL_SOCKPTR(&one),
+					      sizeof(one)), 0);
+	sq = netgpu_sockq_create(s->ctx, file, &g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
+	sock_send(test, cli, (const u8 *)"abc", 3, 0);
+	sock_send(test, cli, (const u8 *)"U", 1, MSG_OOB);
+	sock_send(test, cli, (const u8 *)"def", 3, 0);
+	KUNIT_ASSERT_EQ(test, kernel_sock_shutdown(cli, SHUT_WR), 0);
+	sock_wait_fin(test, sq);
+
+	/* Nowhere to copy: READABLE, and no EOF with "abc" still queued. */
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, NULL, &r), 0);
+	KUNIT_EXPECT_EQ(test, r.status, NETGPU_RECV_READABLE);
+	KUNIT_EXPECT_EQ(test, r.descs, 0);
+
+	sock_expect_stream(test, f, ifq, sq, (const u8 *)"abcUdef", 7);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&sq->cnt.copied), 7);
+	netgpu_sockq_destroy(sq);
+	sock_expect_all_home(test, ifq);
+}
+
+/*
+ * What a read returns with nothing to move: -ENOTCONN on a socket never
+ * connected and on a listening one; the socket's error once, then the
+ * end of the stream, on one that was aborted (SOCK_DESTROY's
+ * tcp_abort()).  Nothing is described.
+ */
+static void netgpu_sock_test_recv_errors(struct kunit *test)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct netgpu_queue_geom g = SOCK_RX_GEOM;
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct netgpu_recv r;
+	struct netgpu_sockq *sq;
+	struct socket *cli;
+	struct file *file;
+	long timeo;
+
+	file = sock_file(test, AF_INET, SOCK_STREAM, IPPROTO_TCP);
+	get_file(file);
+	sq = netgpu_sockq_create(s->ctx, file, &g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
+	memset(&r, 0xff, sizeof(r));
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), -ENOTCONN);
+	KUNIT_EXPECT_EQ(test, r.status, 0);
+	KUNIT_EXPECT_EQ(test, r.descs, 0);
+	KUNIT_EXPECT_EQ(test, r.bytes, 0);
+	sock_lo_up(test);
+	KUNIT_ASSERT_EQ(test, kernel_bind(sock_from_file(file),
+					  (struct sockaddr *)&sin,
+					  sizeof(sin)), 0);
+	KUNIT_ASSERT_EQ(test, kernel_listen(sock_from_file(file), 1), 0);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), -ENOTCONN);
+	KUNIT_EXPECT_EQ(test, r.status, 0);
+	netgpu_sockq_destroy(sq);
+
+	file = sock_pair(test, &cli);
+	sq = netgpu_sockq_create(s->ctx, file, &g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, tcp_abort(sock_from_file(file)->sk, ECONNABORTED),
+			0);
+	/* A failed socket is no reason to wait: at once, the time untouched. */
+	timeo = 5 * HZ;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_wait(sq, &timeo), 0);
+	KUNIT_EXPECT_EQ(test, timeo, 5 * HZ);
+	memset(&r, 0xff, sizeof(r));
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), -ECONNABORTED);
+	KUNIT_EXPECT_EQ(test, r.status, 0);
+	KUNIT_EXPECT_EQ(test, r.descs, 0);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), 0);
+	KUNIT_EXPECT_EQ(test, r.status, NETGPU_RECV_EOF);
+	KUNIT_EXPECT_EQ(test, r.descs, 0);
+	KUNIT_EXPECT_TRUE(test, netgpu_queue_empty(sq->rx));
+	netgpu_sockq_destroy(sq);
+}
+
+static void sock_signals_off_action(void *unused)
+{
+	flush_signals(current);
+	disallow_signal(SIGUSR1);
+}
+
+/* The case's thread takes SIGUSR1 (a kthread ignores signals otherwise). */
+static void sock_allow_sigusr1(struct kunit *test)
+{
+	allow_signal(SIGUSR1);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							sock_signals_off_action,
+							NULL), 0);
+}
+
+/*
+ * netgpu_sockq_wait() without anything arriving: a timeout of 1 jiffy
+ * runs out (-EAGAIN, no time left), also with data already queued (the
+ * last pass left it: waiting for "not empty" would spin) and with the
+ * FIN already received; a pending signal returns at once, -EINTR with a
+ * timeout and -ERESTARTSYS without, the time untouched.
+ */
+static void netgpu_sock_test_wait_nothing(struct kunit *test)
+{
+	struct netgpu_queue_geom g = SOCK_RX_GEOM;
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct netgpu_sockq *sq;
+	struct socket *cli;
+	struct file *file;
+	struct sock *sk;
+	long timeo;
+
+	file = sock_pair(test, &cli);
+	sk = sock_from_file(file)->sk;
+	sq = netgpu_sockq_create(s->ctx, file, &g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
+
+	timeo = 1;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_wait(sq, &timeo), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, timeo, 0);
+
+	sock_allow_sigusr1(test);
+	send_sig(SIGUSR1, current, 1);
+	timeo = 5 * HZ;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_wait(sq, &timeo), -EINTR);
+	KUNIT_EXPECT_EQ(test, timeo, 5 * HZ);
+	timeo = MAX_SCHEDULE_TIMEOUT;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_wait(sq, &timeo), -ERESTARTSYS);
+	KUNIT_EXPECT_EQ(test, timeo, MAX_SCHEDULE_TIMEOUT);
+	flush_signals(current);
+
+	sock_send(test, cli, (const u8 *)"x", 1, 0);
+	timeo = 10 * HZ;
+	while (skb_queue_empty_lockless(&sk->sk_receive_queue))
+		KUNIT_ASSERT_EQ(test, netgpu_sockq_wait(sq, &timeo), 0);
+	timeo = 1;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_wait(sq, &timeo), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, timeo, 0);
+
+	KUNIT_ASSERT_EQ(test, kernel_sock_shutdown(cli, SHUT_WR), 0);
+	sock_wait_fin(test, sq);
+	timeo = 1;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_wait(sq, &timeo), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, timeo, 0);
+	/* Untouched by the waits. */
+	KUNIT_EXPECT_FALSE(test, skb_queue_empty_lockless(&sk->sk_receive_queue));
+	netgpu_sockq_destroy(sq);
+}
+
+enum sock_poke_what { SOCK_POKE_DATA, SOCK_POKE_FIN, SOCK_POKE_RST,
+		      SOCK_POKE_SIGNAL };
+
+/**
+ * struct sock_poke - what happens to a socket while a case waits on it
+ * @sk: the socket waited on
+ * @cli: its peer
+ * @waiter: the waiting thread
+ * @what: &enum sock_poke_what
+ * @seen: the waiter was on @sk's wait queue when it happened
+ * @done: the poker is finished with everything here
+ */
+struct sock_poke {
+	struct sock		*sk;
+	struct socket		*cli;
+	struct task_struct	*waiter;
+	int			what;
+	bool			seen;
+	struct completion	done;
+};
+
+/* Once the waiter sleeps on the socket, make @p->what happen. */
+static int sock_poke_fn(void *arg)
+{
+	struct sock_poke *p = arg;
+	unsigned long end = jiffies + 10 * HZ;
+	struct kvec iov = { .iov_base = "y", .iov_len = 1 };
+	struct msghdr msg = {};
+
+	while (!waitqueue_active(sk_sleep(p->sk)) && time_before(jiffies, end))
+		schedule_timeout_uninterruptible(1);
+	p->seen = waitqueue_active(sk_sleep(p->sk));
+	switch (p->what) {
+	case SOCK_POKE_DATA:
+		kernel_sendmsg(p->cli, &msg, &iov, 1, 1);
+		break;
+	case SOCK_POKE_FIN:
+		kernel_sock_shutdown(p->cli, SHUT_WR);
+		break;
+	case SOCK_POKE_RST:
+		tcp_abort(p->cli->sk, ECONNABORTED);
+		break;
+	case SOCK_POKE_SIGNAL:
+		send_sig(SIGUSR1, p->waiter, 1);
+		break;
+	}
+	kthread_complete_and_exit(&p->done, 0);
+}
+
+static const int sock_poke_cases[] = {
+	SOCK_POKE_DATA, SOCK_POKE_FIN, SOCK_POKE_RST, SOCK_POKE_SIGNAL,
+};
+
+static void sock_poke_desc(const int *what, char *desc)
+{
+	static const char * const names[] = { "data", "FIN", "RST", "signal" };
+
+	strscpy(desc, names[*what], KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(sock_poke, sock_poke_cases, sock_poke_desc);
+
+/*
+ * netgpu_sockq_wait() asleep with a byte already queued is woken by what
+ * the parameter names, done by another thread once the case sleeps on
+ * the socket: a new skb, the peer's FIN or its reset returns 0 to read
+ * again, a signal -EINTR; with time left of the 10 s.
+ */
+static void netgpu_sock_test_wait_woken(struct kunit *test)
+{
+	struct netgpu_queue_geom g = SOCK_RX_GEOM;
+	int what = *(const int *)test->param_value;
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct task_struct *t;
+	struct netgpu_sockq *sq;
+	struct sock_poke *p;
+	struct socket *cli;
+	struct file *file;
+	long timeo;
+
+	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	file = sock_pair(test, &cli);
+	sq = netgpu_sockq_create(s->ctx, file, &g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
+	p->sk = sock_from_file(file)->sk;
+	p->cli = cli;
+	p->waiter = current;
+	p->what = what;
+	init_completion(&p->done);
+	sock_send(test, cli, (const u8 *)"x", 1, 0);
+	timeo = 10 * HZ;
+	while (skb_queue_empty_lockless(&p->sk->sk_receive_queue))
+		KUNIT_ASSERT_EQ(test, netgpu_sockq_wait(sq, &timeo), 0);
+	if (what == SOCK_POKE_SIGNAL)
+		sock_allow_sigusr1(test);
+
+	t = kthread_run(sock_poke_fn, p, "netgpu_poke");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t);
+	timeo = 10 * HZ;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_wait(sq, &timeo),
+			what == SOCK_POKE_SIGNAL ? -EINTR : 0);
+	wait_for_completion(&p->done);
+	KUNIT_EXPECT_TRUE(test, p->seen);
+	KUNIT_EXPECT_GT(test, timeo, 0);
+	KUNIT_EXPECT_LE(test, timeo, 10 * HZ);
+	switch (what) {
+	case SOCK_POKE_DATA:
+		/* Both bytes, in one skb or two (TCP coalesces). */
+		KUNIT_EXPECT_EQ(test, tcp_inq(p->sk), 2);
+		break;
+	case SOCK_POKE_FIN:
+		KUNIT_EXPECT_TRUE(test, p->sk->sk_shutdown & RCV_SHUTDOWN);
+		break;
+	case SOCK_POKE_RST:
+		KUNIT_EXPECT_EQ(test, READ_ONCE(p->sk->sk_err), ECONNRESET);
+		break;
+	case SOCK_POKE_SIGNAL:
+		KUNIT_EXPECT_TRUE(test, signal_pending(current));
+		flush_signals(current);
+		break;
+	}
+	netgpu_sockq_destroy(sq);
+}
+
+/*
+ * poll() of a socket queue: nothing before data; EPOLLIN with data on
+ * the socket, and while the ring holds descriptors user space has not
+ * consumed; EPOLLRDHUP at the peer's FIN.
+ */
+static void netgpu_sock_test_poll(struct kunit *test)
+{
+	struct netgpu_queue_geom g = SOCK_RX_GEOM;
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct netgpu_recv r = {};
+	struct netgpu_rx_desc d;
+	struct netgpu_sockq *sq;
+	struct socket *cli;
+	struct file *file;
+	long timeo = 10 * HZ;
+
+	file = sock_pair(test, &cli);
+	sq = netgpu_sockq_create(s->ctx, file, &g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_poll(sq, NULL, NULL), 0);
+
+	sock_send(test, cli, (const u8 *)"x", 1, 0);
+	while (skb_queue_empty_lockless(&sock_from_file(file)->sk->sk_receive_queue))
+		KUNIT_ASSERT_EQ(test, netgpu_sockq_wait(sq, &timeo), 0);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_poll(sq, NULL, NULL),
+			EPOLLIN | EPOLLRDNORM);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), 0);
+	KUNIT_EXPECT_EQ(test, r.descs, 1);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_poll(sq, NULL, NULL),
+			EPOLLIN | EPOLLRDNORM);
+	KUNIT_ASSERT_TRUE(test, netgpu_queue_cons_peek_desc(sq->rx, &d));
+	netgpu_queue_cons_release(sq->rx, 1);
+	mock_nic_fill(ifq, ALIGN_DOWN(d.addr, PAGE_SIZE));
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_poll(sq, NULL, NULL), 0);
+
+	KUNIT_ASSERT_EQ(test, kernel_sock_shutdown(cli, SHUT_WR), 0);
+	sock_wait_fin(test, sq);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_poll(sq, NULL, NULL),
+			EPOLLIN | EPOLLRDNORM | EPOLLRDHUP);
+	netgpu_sockq_destroy(sq);
+	sock_expect_all_home(test, ifq);
+}
+
 static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_frags),
 	KUNIT_CASE(netgpu_sock_test_foreign),
@@ -2820,6 +3204,11 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_tcp),
 	KUNIT_CASE(netgpu_sock_test_attach_refused),
 	KUNIT_CASE(netgpu_sock_test_taken_over),
+	KUNIT_CASE(netgpu_sock_test_urg_inline),
+	KUNIT_CASE(netgpu_sock_test_recv_errors),
+	KUNIT_CASE(netgpu_sock_test_wait_nothing),
+	KUNIT_CASE_PARAM(netgpu_sock_test_wait_woken, sock_poke_gen_params),
+	KUNIT_CASE(netgpu_sock_test_poll),
 	{}
 };
 

@@ -345,7 +345,8 @@ int netgpu_sockq_recv(struct netgpu_sockq *sq, struct netgpu_ifq *copy,
 	else if (sk->sk_state == TCP_CLOSE && !netgpu_sockq_eof(sk))
 		ret = -ENOTCONN;
 out:
-	if (netgpu_sockq_eof(sk))
+	/* An error first, as recv() does: the end of the stream next time. */
+	if ((ret >= 0 || ret == -EAGAIN) && netgpu_sockq_eof(sk))
 		st.status |= NETGPU_RECV_EOF;
 	netgpu_queue_prod_submit(sq->rx);
 	release_sock(sk);
