@@ -3190,6 +3190,267 @@ static void netgpu_sock_test_poll(struct kunit *test)
 	sock_expect_all_home(test, ifq);
 }
 
+/*
+ * A copy stops where the ring fills, inside a linear part longer than a
+ * buffer (RING_FULL, one buffer's worth moved); a copy queue unbound
+ * since the read began copies nothing: an all-readable skb is left for
+ * recv() (READABLE), readable bytes before netgpu frags fail the read
+ * (-EFAULT).  No buffer is taken for what was not described.
+ */
+static void netgpu_sock_test_copy_stops(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	u8 *data = sock_pattern(test, PAGE_SIZE + 100, 6);
+	struct netgpu_stats st = {};
+	struct netgpu_rx_desc d;
+	struct page_pool *pp;
+	struct sk_buff *skb;
+	netmem_ref nm;
+	int i;
+
+	s->st.copy = ifq;
+	s->sq.rx = sock_ring(test, 8, 7);
+	skb = sock_plain_skb(test, data, PAGE_SIZE + 100, 0);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0,
+						    PAGE_SIZE + 100),
+			PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, s->st.status, NETGPU_RECV_RING_FULL);
+	KUNIT_EXPECT_EQ(test, s->st.err, 0);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 1);
+	KUNIT_EXPECT_EQ(test, s->st.copied, PAGE_SIZE);
+	for (i = 0; i < 7; i++)
+		sock_next(test, s);
+	d = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d.flags, NETGPU_RX_DESC_COPY);
+	KUNIT_EXPECT_EQ(test, d.len, PAGE_SIZE);
+	sock_expect_user(test, d.addr, data, PAGE_SIZE);
+	netgpu_ifq_get_stats(ifq, &st);
+	KUNIT_EXPECT_EQ(test, st.bufs_user, 1);
+
+	memset(&s->st, 0, sizeof(s->st));
+	s->st.sq = &s->sq;
+	s->st.copy = ifq;
+	ifq->state = NETGPU_IFQ_UNBOUND;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0,
+						    PAGE_SIZE + 100), 0);
+	KUNIT_EXPECT_EQ(test, s->st.status, NETGPU_RECV_READABLE);
+	KUNIT_EXPECT_EQ(test, s->st.err, 0);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 0);
+	kfree_skb(skb);
+
+	/* The netgpu frag's buffer, taken while bound. */
+	ifq->state = NETGPU_IFQ_BOUND;
+	pp = nic_pool(test, f, ifq);
+	memset(&s->st, 0, sizeof(s->st));
+	s->st.sq = &s->sq;
+	s->st.copy = ifq;
+	skb = sock_skb(test, f, pp, &nm, 1, 100);
+	__skb_push(skb, MOCK_NIC_HLEN);
+	ifq->state = NETGPU_IFQ_UNBOUND;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0,
+						    MOCK_NIC_HLEN + 100), 0);
+	KUNIT_EXPECT_EQ(test, s->st.err, -EFAULT);
+	KUNIT_EXPECT_EQ(test, s->st.status, 0);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 0);
+	KUNIT_EXPECT_EQ(test, sock_uref(nm), 0);
+	memset(&st, 0, sizeof(st));
+	netgpu_ifq_get_stats(ifq, &st);
+	KUNIT_EXPECT_EQ(test, st.bufs_user, 1);
+	kfree_skb(skb);
+	nic_pool_done(test, ifq, pp);
+	sock_expect_all_home(test, ifq);
+}
+
+/*
+ * A read of an skb with a frag list that ends in the skb's own frags,
+ * one that starts in the second skb of the list, and one the ring stops
+ * in the list: exactly the bytes asked for or room was left for.
+ */
+static void netgpu_sock_test_frag_list_partial(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct sk_buff *head, *c1, *c2;
+	struct netgpu_rx_desc d;
+	netmem_ref nm[3];
+	int i;
+
+	head = sock_skb(test, f, pp, &nm[0], 1, 300);
+	c1 = sock_skb(test, f, pp, &nm[1], 1, 700);
+	c2 = sock_skb(test, f, pp, &nm[2], 1, 500);
+	skb_shinfo(head)->frag_list = c1;
+	c1->next = c2;
+	head->len += c1->len + c2->len;
+	head->data_len += c1->len + c2->len;
+
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, head, 0, 200), 200);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, head, 1100, 300),
+			300);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 2);
+	KUNIT_EXPECT_EQ(test, s->st.status, 0);
+	d = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d.addr, nic_addr(nm[0]));
+	KUNIT_EXPECT_EQ(test, d.len, 200);
+	d = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d.addr, nic_addr(nm[2]) + 100);
+	KUNIT_EXPECT_EQ(test, d.len, 300);
+	KUNIT_EXPECT_EQ(test, sock_uref(nm[0]), 1);
+	KUNIT_EXPECT_EQ(test, sock_uref(nm[1]), 0);
+	KUNIT_EXPECT_EQ(test, sock_uref(nm[2]), 1);
+	sock_unref_all(s, ifq);
+
+	memset(&s->st, 0, sizeof(s->st));
+	s->st.sq = &s->sq;
+	s->sq.rx = sock_ring(test, 8, 7);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, head, 0, 1500),
+			300);
+	KUNIT_EXPECT_EQ(test, s->st.status, NETGPU_RECV_RING_FULL);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 1);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, sock_uref(nm[i]), i == 0);
+	kfree_skb(head);
+	netgpu_ifq_scrub(ifq);
+	nic_pool_done(test, ifq, pp);
+}
+
+/* A provider other than netgpu, for net_iovs that are not ours. */
+static const struct memory_provider_ops sock_foreign_ops;
+
+/* @len bytes of @niov as the only frag of an skb built by hand. */
+static struct sk_buff *sock_niov_skb(struct kunit *test, struct net_iov *niov,
+				     unsigned int len)
+{
+	struct sk_buff *skb = alloc_skb(0, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb_add_rx_frag_netmem(skb, 0, net_iov_to_netmem(niov), 0, len,
+			       PAGE_SIZE);
+	return skb;
+}
+
+/* The skb lets go of a frag it never held a reference on. */
+static void sock_niov_skb_free(struct sk_buff *skb)
+{
+	skb_shinfo(skb)->nr_frags = 0;
+	skb->len = 0;
+	skb->data_len = 0;
+	kfree_skb(skb);
+}
+
+/*
+ * netgpu_ifq_of_netmem() knows a netgpu queue's buffers only: not a
+ * page, a net_iov in no pool, nor one of another provider's pool
+ * (devmem TCP's); a frag of the latter is refused by the read (-EFAULT,
+ * counted), no reference taken.
+ */
+static void netgpu_sock_test_not_ours(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct page_pool *fpp;
+	struct net_iov *niov;
+	struct sk_buff *skb;
+	struct page *page;
+	netmem_ref nm;
+
+	fpp = kunit_kzalloc(test, sizeof(*fpp), GFP_KERNEL);
+	niov = kunit_kzalloc(test, sizeof(*niov), GFP_KERNEL);
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fpp);
+	KUNIT_ASSERT_NOT_NULL(test, niov);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	KUNIT_EXPECT_NULL(test, netgpu_ifq_of_netmem(page_to_netmem(page)));
+	__free_page(page);
+	KUNIT_EXPECT_NULL(test, netgpu_ifq_of_netmem(net_iov_to_netmem(niov)));
+	fpp->mp_ops = &sock_foreign_ops;
+	niov->pp = fpp;
+	atomic_long_set(&niov->pp_ref_count, 1);
+	KUNIT_EXPECT_NULL(test, netgpu_ifq_of_netmem(net_iov_to_netmem(niov)));
+	KUNIT_ASSERT_TRUE(test, nic_alloc_into(pp, &nm));
+	KUNIT_EXPECT_PTR_EQ(test, netgpu_ifq_of_netmem(nm), ifq);
+	page_pool_put_full_netmem(pp, nm, false);
+
+	skb = sock_niov_skb(test, niov, 100);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 100), 0);
+	KUNIT_EXPECT_EQ(test, s->st.err, -EFAULT);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 0);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&s->sq.cnt.refused), 1);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&niov->pp_ref_count), 1);
+	KUNIT_EXPECT_TRUE(test, netgpu_queue_empty(s->sq.rx));
+	sock_niov_skb_free(skb);
+	nic_pool_done(test, ifq, pp);
+}
+
+/*
+ * The scrub runs between the read's owner check and its description of
+ * the buffer (the owner's file closed on another CPU): the state the
+ * read then finds, the queue scrubbed while still named as the owner's,
+ * is set here as netgpu_ifq_scrub() sets it under the fill lock.  The
+ * read stops with -ENODEV, takes no reference, counts nothing refused.
+ */
+static void netgpu_sock_test_scrubbed_late(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct sk_buff *skb;
+	netmem_ref nm[2];
+
+	skb = sock_skb(test, f, pp, nm, 2, 100);
+	spin_lock_bh(&ifq->fill_lock);
+	ifq->scrubbed = true;
+	spin_unlock_bh(&ifq->fill_lock);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 200), 0);
+	KUNIT_EXPECT_EQ(test, s->st.err, -ENODEV);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 0);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&s->sq.cnt.refused), 0);
+	KUNIT_EXPECT_EQ(test, sock_uref(nm[0]), 0);
+	KUNIT_EXPECT_EQ(test, sock_uref(nm[1]), 0);
+	KUNIT_EXPECT_TRUE(test, netgpu_queue_empty(s->sq.rx));
+	kfree_skb(skb);
+	nic_pool_done(test, ifq, pp);
+}
+
+/*
+ * Data still queued on a socket when the device went (the queue's maps
+ * with it): described without a sync for the CPU, which has no map to
+ * sync; the buffer is user space's as any other.
+ */
+static void netgpu_sock_test_after_dev_gone(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct netgpu_rx_desc d;
+	struct sk_buff *skb;
+	netmem_ref nm;
+
+	skb = sock_skb(test, f, pp, &nm, 1, 100);
+	ifq->state = NETGPU_IFQ_UNBOUND;
+	rtnl_lock();
+	netgpu_ifq_dev_gone(ifq);
+	rtnl_unlock();
+	KUNIT_ASSERT_NULL(test, ifq->areas[0].h.map);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 100), 100);
+	KUNIT_EXPECT_EQ(test, s->st.err, 0);
+	d = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d.addr, nic_addr(nm));
+	KUNIT_EXPECT_EQ(test, d.len, 100);
+	KUNIT_EXPECT_EQ(test, sock_uref(nm), 1);
+	kfree_skb(skb);
+	netgpu_ifq_scrub(ifq);
+	KUNIT_EXPECT_EQ(test, sock_uref(nm), 0);
+	nic_pool_done(test, ifq, pp);
+}
+
 static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_frags),
 	KUNIT_CASE(netgpu_sock_test_foreign),
@@ -3209,6 +3470,11 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_wait_nothing),
 	KUNIT_CASE_PARAM(netgpu_sock_test_wait_woken, sock_poke_gen_params),
 	KUNIT_CASE(netgpu_sock_test_poll),
+	KUNIT_CASE(netgpu_sock_test_copy_stops),
+	KUNIT_CASE(netgpu_sock_test_frag_list_partial),
+	KUNIT_CASE(netgpu_sock_test_not_ours),
+	KUNIT_CASE(netgpu_sock_test_scrubbed_late),
+	KUNIT_CASE(netgpu_sock_test_after_dev_gone),
 	{}
 };
 
