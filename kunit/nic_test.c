@@ -3451,6 +3451,105 @@ static void netgpu_sock_test_after_dev_gone(struct kunit *test)
 	nic_pool_done(test, ifq, pp);
 }
 
+/*
+ * netgpu_ifq_rx_copy() called as the API allows: from an skb shorter
+ * than claimed, or over a net_iov frag (not readable), -EFAULT and the
+ * buffer it took back on the free list; from a queue that is not bound,
+ * or that has no host memory, -EOPNOTSUPP, as netgpu_ifq_can_copy()
+ * says beforehand.
+ */
+static void netgpu_sock_test_rx_copy_refused(struct kunit *test)
+{
+	struct netgpu_queue_geom g = { .entries = 64, .entry_size = 8 };
+	/* More buffers than a pool's first refill takes, for copies. */
+	struct nic_fix *f = nic_fix(test, PP_ALLOC_CACHE_REFILL + 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	u8 *data = sock_pattern(test, 100, 8);
+	struct netgpu_rx_desc d = {}, zero = {};
+	struct netgpu_memctx *mc2;
+	struct netgpu_region *gr;
+	struct netgpu_ifq *gifq;
+	struct page_pool *pp;
+	struct sk_buff *skb;
+	netmem_ref nm;
+
+	KUNIT_EXPECT_TRUE(test, netgpu_ifq_can_copy(ifq));
+	skb = sock_plain_skb(test, data, 10, 20);
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_rx_copy(ifq, skb, 0, 100, &d), -EFAULT);
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_rx_copy(ifq, skb, 25, 10, &d), -EFAULT);
+	KUNIT_EXPECT_EQ(test, memcmp(&d, &zero, sizeof(d)), 0);
+	/* In range, it copies: the refusals were about the skb only. */
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_rx_copy(ifq, skb, 5, 25, &d), 25);
+	sock_expect_user(test, d.addr, data + 5, 25);
+	kfree_skb(skb);
+	sock_expect_all_home(test, ifq);
+
+	/* Over a buffer of the queue's pool: -EFAULT, nothing copied. */
+	spin_lock_bh(&ifq->fill_lock);
+	ifq->scrubbed = false;
+	spin_unlock_bh(&ifq->fill_lock);
+	pp = nic_pool(test, f, ifq);
+	KUNIT_ASSERT_TRUE(test, nic_alloc_into(pp, &nm));
+	skb = alloc_skb(16, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb_put_data(skb, data, 16);
+	skb_add_rx_frag_netmem(skb, 0, nm, 0, 50, PAGE_SIZE);
+	skb_mark_for_recycle(skb);
+	memset(&d, 0, sizeof(d));
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_rx_copy(ifq, skb, 10, 20, &d), -EFAULT);
+	KUNIT_EXPECT_EQ(test, memcmp(&d, &zero, sizeof(d)), 0);
+	KUNIT_EXPECT_EQ(test, sock_uref(nm), 0);
+	kfree_skb(skb);
+	nic_pool_done(test, ifq, pp);
+	sock_expect_all_home(test, ifq);
+
+	skb = sock_plain_skb(test, data, 10, 0);
+	ifq->state = NETGPU_IFQ_UNBOUND;
+	KUNIT_EXPECT_FALSE(test, netgpu_ifq_can_copy(ifq));
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_rx_copy(ifq, skb, 0, 10, &d),
+			-EOPNOTSUPP);
+
+	/* Device memory only: nothing the CPU may write. */
+	mc2 = mock_memctx(test, f->dma);
+	nic_gpu_region(test, f, mc2, 1ULL << 40, &gr);
+	gifq = netgpu_ifq_create(mc2, &g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, gifq);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							nic_ifq_put_action,
+							gifq), 0);
+	gifq->state = NETGPU_IFQ_BOUND;
+	KUNIT_EXPECT_FALSE(test, netgpu_ifq_can_copy(gifq));
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_rx_copy(gifq, skb, 0, 10, &d),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, memcmp(&d, &zero, sizeof(d)), 0);
+	gifq->state = NETGPU_IFQ_UNBOUND;
+	kfree_skb(skb);
+	sock_expect_all_home(test, gifq);
+}
+
+/*
+ * poll() of an interface queue: EPOLLOUT while the fill ring has room,
+ * nothing once user space filled it, EPOLLERR | EPOLLHUP once unbound.
+ */
+static void netgpu_sock_test_ifq_poll(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	u32 i;
+
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_poll(ifq, NULL, NULL),
+			EPOLLOUT | EPOLLWRNORM);
+	for (i = 0; i < netgpu_queue_nentries(ifq->fill) - 1; i++)
+		mock_nic_fill(ifq, f->addr);
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_poll(ifq, NULL, NULL),
+			EPOLLOUT | EPOLLWRNORM);
+	mock_nic_fill(ifq, f->addr);
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_poll(ifq, NULL, NULL), 0);
+	ifq->state = NETGPU_IFQ_UNBOUND;
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_poll(ifq, NULL, NULL),
+			EPOLLERR | EPOLLHUP);
+}
+
 static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_frags),
 	KUNIT_CASE(netgpu_sock_test_foreign),
@@ -3475,6 +3574,8 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_not_ours),
 	KUNIT_CASE(netgpu_sock_test_scrubbed_late),
 	KUNIT_CASE(netgpu_sock_test_after_dev_gone),
+	KUNIT_CASE(netgpu_sock_test_rx_copy_refused),
+	KUNIT_CASE(netgpu_sock_test_ifq_poll),
 	{}
 };
 
