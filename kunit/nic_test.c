@@ -3550,6 +3550,73 @@ static void netgpu_sock_test_ifq_poll(struct kunit *test)
 			EPOLLERR | EPOLLHUP);
 }
 
+/*
+ * netgpu_sockq_wait() with no timeout (SO_RCVTIMEO unset), asleep on a
+ * socket, gets a signal from another thread: -ERESTARTSYS, the time
+ * still unlimited.
+ */
+static void netgpu_sock_test_wait_signal_forever(struct kunit *test)
+{
+	struct netgpu_queue_geom g = SOCK_RX_GEOM;
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct task_struct *t;
+	struct netgpu_sockq *sq;
+	struct sock_poke *p;
+	struct socket *cli;
+	struct file *file;
+	long timeo = MAX_SCHEDULE_TIMEOUT;
+
+	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	file = sock_pair(test, &cli);
+	sq = netgpu_sockq_create(s->ctx, file, &g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
+	p->sk = sock_from_file(file)->sk;
+	p->cli = cli;
+	p->waiter = current;
+	p->what = SOCK_POKE_SIGNAL;
+	init_completion(&p->done);
+	sock_allow_sigusr1(test);
+	t = kthread_run(sock_poke_fn, p, "netgpu_poke");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_wait(sq, &timeo), -ERESTARTSYS);
+	wait_for_completion(&p->done);
+	KUNIT_EXPECT_TRUE(test, p->seen);
+	KUNIT_EXPECT_EQ(test, timeo, MAX_SCHEDULE_TIMEOUT);
+	flush_signals(current);
+	netgpu_sockq_destroy(sq);
+}
+
+/*
+ * A queue of device memory and host memory may copy: into its host
+ * buffers only, which come back to their own list.
+ */
+static void netgpu_sock_test_can_copy_mixed(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 2);
+	u8 *data = sock_pattern(test, 40, 2);
+	struct netgpu_rx_desc d = {};
+	struct netgpu_region *gr;
+	struct netgpu_ifq *ifq;
+	struct sk_buff *skb;
+
+	nic_gpu_region(test, f, f->mc, 1ULL << 40, &gr);
+	ifq = nic_ifq(test, f);
+	KUNIT_ASSERT_NOT_NULL(test, ifq->copy);
+	KUNIT_EXPECT_TRUE(test, netgpu_ifq_can_copy(ifq));
+	skb = sock_plain_skb(test, data, 40, 0);
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_rx_copy(ifq, skb, 0, 40, &d), 40);
+	KUNIT_EXPECT_GE(test, d.addr, f->addr);
+	KUNIT_EXPECT_LT(test, d.addr, f->addr + 2 * PAGE_SIZE);
+	sock_expect_user(test, d.addr, data, 40);
+	kfree_skb(skb);
+	ifq->state = NETGPU_IFQ_UNBOUND;
+	KUNIT_EXPECT_FALSE(test, netgpu_ifq_can_copy(ifq));
+	sock_expect_all_home(test, ifq);
+}
+
 static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_frags),
 	KUNIT_CASE(netgpu_sock_test_foreign),
@@ -3576,6 +3643,8 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_after_dev_gone),
 	KUNIT_CASE(netgpu_sock_test_rx_copy_refused),
 	KUNIT_CASE(netgpu_sock_test_ifq_poll),
+	KUNIT_CASE(netgpu_sock_test_wait_signal_forever),
+	KUNIT_CASE(netgpu_sock_test_can_copy_mixed),
 	{}
 };
 
