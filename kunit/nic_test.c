@@ -3047,8 +3047,14 @@ static int sock_poke_fn(void *arg)
 	struct kvec iov = { .iov_base = "y", .iov_len = 1 };
 	struct msghdr msg = {};
 
+	/*
+	 * No barrier needed: the waiter adds itself under the socket lock
+	 * before sleeping, and what is done next wakes it through the same
+	 * queue's lock; a stale "empty" only costs another jiffy here.
+	 */
 	while (!waitqueue_active(sk_sleep(p->sk)) && time_before(jiffies, end))
 		schedule_timeout_uninterruptible(1);
+	/* As above: the waiter is on the queue until woken. */
 	p->seen = waitqueue_active(sk_sleep(p->sk));
 	switch (p->what) {
 	case SOCK_POKE_DATA:
