@@ -2598,6 +2598,12 @@ static void netgpu_sock_test_after_scrub(struct kunit *test)
 #define SOCK_RX_GEOM { .entries = 64, \
 		       .entry_size = sizeof(struct netgpu_rx_desc) }
 
+/* A poll mask, for comparisons (sparse: __poll_t is bitwise). */
+static u32 sock_mask(__poll_t mask)
+{
+	return (__force u32)mask;
+}
+
 static void sock_fput_action(void *file)
 {
 	__fput_sync(file);
@@ -3172,26 +3178,28 @@ static void netgpu_sock_test_poll(struct kunit *test)
 	file = sock_pair(test, &cli);
 	sq = netgpu_sockq_create(s->ctx, file, &g);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
-	KUNIT_EXPECT_EQ(test, netgpu_sockq_poll(sq, NULL, NULL), 0);
+	KUNIT_EXPECT_EQ(test, sock_mask(netgpu_sockq_poll(sq, NULL, NULL)),
+			0);
 
 	sock_send(test, cli, (const u8 *)"x", 1, 0);
 	while (skb_queue_empty_lockless(&sock_from_file(file)->sk->sk_receive_queue))
 		KUNIT_ASSERT_EQ(test, netgpu_sockq_wait(sq, &timeo), 0);
-	KUNIT_EXPECT_EQ(test, netgpu_sockq_poll(sq, NULL, NULL),
-			EPOLLIN | EPOLLRDNORM);
+	KUNIT_EXPECT_EQ(test, sock_mask(netgpu_sockq_poll(sq, NULL, NULL)),
+			sock_mask(EPOLLIN | EPOLLRDNORM));
 	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), 0);
 	KUNIT_EXPECT_EQ(test, r.descs, 1);
-	KUNIT_EXPECT_EQ(test, netgpu_sockq_poll(sq, NULL, NULL),
-			EPOLLIN | EPOLLRDNORM);
+	KUNIT_EXPECT_EQ(test, sock_mask(netgpu_sockq_poll(sq, NULL, NULL)),
+			sock_mask(EPOLLIN | EPOLLRDNORM));
 	KUNIT_ASSERT_TRUE(test, netgpu_queue_cons_peek_desc(sq->rx, &d));
 	netgpu_queue_cons_release(sq->rx, 1);
 	mock_nic_fill(ifq, ALIGN_DOWN(d.addr, PAGE_SIZE));
-	KUNIT_EXPECT_EQ(test, netgpu_sockq_poll(sq, NULL, NULL), 0);
+	KUNIT_EXPECT_EQ(test, sock_mask(netgpu_sockq_poll(sq, NULL, NULL)),
+			0);
 
 	KUNIT_ASSERT_EQ(test, kernel_sock_shutdown(cli, SHUT_WR), 0);
 	sock_wait_fin(test, sq);
-	KUNIT_EXPECT_EQ(test, netgpu_sockq_poll(sq, NULL, NULL),
-			EPOLLIN | EPOLLRDNORM | EPOLLRDHUP);
+	KUNIT_EXPECT_EQ(test, sock_mask(netgpu_sockq_poll(sq, NULL, NULL)),
+			sock_mask(EPOLLIN | EPOLLRDNORM | EPOLLRDHUP));
 	netgpu_sockq_destroy(sq);
 	sock_expect_all_home(test, ifq);
 }
@@ -3543,17 +3551,18 @@ static void netgpu_sock_test_ifq_poll(struct kunit *test)
 	struct netgpu_ifq *ifq = nic_ifq(test, f);
 	u32 i;
 
-	KUNIT_EXPECT_EQ(test, netgpu_ifq_poll(ifq, NULL, NULL),
-			EPOLLOUT | EPOLLWRNORM);
+	KUNIT_EXPECT_EQ(test, sock_mask(netgpu_ifq_poll(ifq, NULL, NULL)),
+			sock_mask(EPOLLOUT | EPOLLWRNORM));
 	for (i = 0; i < netgpu_queue_nentries(ifq->fill) - 1; i++)
 		mock_nic_fill(ifq, f->addr);
-	KUNIT_EXPECT_EQ(test, netgpu_ifq_poll(ifq, NULL, NULL),
-			EPOLLOUT | EPOLLWRNORM);
+	KUNIT_EXPECT_EQ(test, sock_mask(netgpu_ifq_poll(ifq, NULL, NULL)),
+			sock_mask(EPOLLOUT | EPOLLWRNORM));
 	mock_nic_fill(ifq, f->addr);
-	KUNIT_EXPECT_EQ(test, netgpu_ifq_poll(ifq, NULL, NULL), 0);
+	KUNIT_EXPECT_EQ(test, sock_mask(netgpu_ifq_poll(ifq, NULL, NULL)),
+			0);
 	ifq->state = NETGPU_IFQ_UNBOUND;
-	KUNIT_EXPECT_EQ(test, netgpu_ifq_poll(ifq, NULL, NULL),
-			EPOLLERR | EPOLLHUP);
+	KUNIT_EXPECT_EQ(test, sock_mask(netgpu_ifq_poll(ifq, NULL, NULL)),
+			sock_mask(EPOLLERR | EPOLLHUP));
 }
 
 /*
