@@ -2653,8 +2653,9 @@ static void sock_ulp_register(struct kunit *test)
 /* setsockopt(TCP_ULP) of the test's upper layer. */
 static int sock_set_ulp(struct socket *sock)
 {
-	const char *name = sock_test_ulp.name;
+	char name[TCP_ULP_NAME_MAX];
 
+	strscpy(name, sock_test_ulp.name, sizeof(name));
 	return sock->ops->setsockopt(sock, SOL_TCP, TCP_ULP,
 				     KERNEL_SOCKPTR(name), strlen(name));
 }
