@@ -11,6 +11,7 @@
  * writing its address into the mapped fill ring, as a process does.
  */
 
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
@@ -3633,6 +3634,78 @@ static void netgpu_sock_test_can_copy_mixed(struct kunit *test)
 	sock_expect_all_home(test, ifq);
 }
 
+static int sock_get_pages_eio(struct netgpu_region *r, u64 addr,
+			      struct page **pages, unsigned int count)
+{
+	return -EIO;
+}
+
+static int sock_get_pages_none(struct netgpu_region *r, u64 addr,
+			       struct page **pages, unsigned int count)
+{
+	return 0;
+}
+
+/*
+ * A provider that cannot give the host buffer's page (an error, or no
+ * page): the read stops with that error (-EFAULT for no page), consumes
+ * nothing, writes no descriptor, and the buffer goes back to the free
+ * list; once the provider answers again, the same bytes are copied.
+ */
+static void netgpu_sock_test_copy_provider_fails(struct kunit *test)
+{
+	static const int fails[] = { -EIO, -EFAULT };
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	u8 *data = sock_pattern(test, 100, 3);
+	struct netgpu_stats before = {}, st;
+	struct netgpu_rx_desc d;
+	struct sk_buff *skb;
+	int i;
+
+	s->st.copy = ifq;
+	skb = sock_plain_skb(test, data, 100, 0);
+	netgpu_ifq_get_stats(ifq, &before);
+	for (i = 0; i < ARRAY_SIZE(fails); i++) {
+		if (fails[i] == -EIO)
+			kunit_activate_static_stub(test, netgpu_region_get_pages,
+						   sock_get_pages_eio);
+		else
+			kunit_activate_static_stub(test, netgpu_region_get_pages,
+						   sock_get_pages_none);
+		s->st.err = 0;
+		KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 100),
+				0);
+		KUNIT_EXPECT_EQ(test, s->st.err, fails[i]);
+		KUNIT_EXPECT_EQ(test, s->st.descs, 0);
+		KUNIT_EXPECT_EQ(test, s->st.copies, 0);
+		netgpu_queue_prod_submit(s->sq.rx);
+		KUNIT_EXPECT_FALSE(test,
+				   netgpu_queue_cons_peek_desc(s->sq.rx, &d));
+		memset(&st, 0, sizeof(st));
+		netgpu_ifq_get_stats(ifq, &st);
+		KUNIT_EXPECT_EQ(test, st.bufs_user, before.bufs_user);
+		KUNIT_EXPECT_EQ(test, st.bufs_cache, before.bufs_cache);
+	}
+	kunit_deactivate_static_stub(test, netgpu_region_get_pages);
+
+	s->st.err = 0;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 100), 100);
+	KUNIT_EXPECT_EQ(test, s->st.err, 0);
+	d = sock_next(test, s);
+	KUNIT_EXPECT_EQ(test, d.flags, NETGPU_RX_DESC_COPY);
+	KUNIT_EXPECT_EQ(test, d.len, 100);
+	sock_expect_user(test, d.addr, data, 100);
+	kfree_skb(skb);
+	memset(&st, 0, sizeof(st));
+	netgpu_ifq_get_stats(ifq, &st);
+	KUNIT_EXPECT_EQ(test, st.bufs_user, before.bufs_user + 1);
+	KUNIT_EXPECT_EQ(test, st.bufs_cache, before.bufs_cache - 1);
+	nic_pool_done(test, ifq, pp);
+}
+
 static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_frags),
 	KUNIT_CASE(netgpu_sock_test_foreign),
@@ -3661,6 +3734,7 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_ifq_poll),
 	KUNIT_CASE(netgpu_sock_test_wait_signal_forever),
 	KUNIT_CASE(netgpu_sock_test_can_copy_mixed),
+	KUNIT_CASE(netgpu_sock_test_copy_provider_fails),
 	{}
 };
 
