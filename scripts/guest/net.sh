@@ -1,0 +1,247 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Shell helpers of the guest scripts that move TCP between two network
+# namespaces, A (the receiver) and B (the sender), and bind netgpu to A's
+# rx queue: kunit/netdevsim/run.sh and kunit/e1000e/run.sh source this
+# file as /guest/net.sh (busybox sh), after /lib/ktap.sh.
+#
+# The caller sets: PID_A, PID_B (a process in each namespace), IF_A (A's
+# device), A_IP, PORT, NSIM_TCP, NSIM_NETGPU and NETGPU_RX (the tools'
+# paths); NGRX_PIN (a command prefix for netgpu-rx, e.g. taskset) and
+# TO (B's destination, default A_IP) may be set around a call.
+
+in_a() { nsenter -t "$PID_A" -n "$@"; }
+in_b() { nsenter -t "$PID_B" -n "$@"; }
+ifindex() { "$@" | sed -n '1s/^\([0-9]*\):.*/\1/p'; }
+
+
+# A new process in a new network namespace; prints its PID once the
+# namespace is in place.
+new_netns() {
+	local pid self
+	unshare -n sleep 100000 < /dev/null > /dev/null 2>&1 &
+	pid=$!
+	self=$(readlink /proc/self/ns/net)
+	while [ "$(readlink /proc/$pid/ns/net 2>/dev/null)" = "$self" ]; do
+		usleep 10000
+	done
+	echo "$pid"
+}
+
+quiet() { "$@" > /dev/null 2>&1; }
+
+
+# transfer <label> <bytes> <seed> [<write size>] [<background command>]:
+# B sends, A receives; both lines go to the console; returns 0 if both
+# ends moved <bytes> and the receiver saw no bad byte and the sums match.
+transfer() {
+	local label=$1 bytes=$2 seed=$3 wsz=${4:-65536} bg=${5:-} rpid rrc src srcsum rsum
+	rm -f /tmp/recv.out
+	in_a "$NSIM_TCP" recv $PORT "$bytes" "$seed" > /tmp/recv.out 2>&1 &
+	rpid=$!
+	while ! grep -q listening /tmp/recv.out 2>/dev/null; do
+		usleep 20000
+		kill -0 $rpid 2>/dev/null || break
+	done
+	[ -n "$bg" ] && { $bg & bgpid=$!; }
+	in_b "$NSIM_TCP" send "${TO:-$A_IP}" $PORT "$bytes" "$seed" "$wsz" > /tmp/send.out 2>&1
+	src=$?
+	wait $rpid
+	rrc=$?
+	[ -n "$bg" ] && wait $bgpid
+	ktap_diag "$label: $(grep -v listening /tmp/recv.out)"
+	ktap_diag "$label: $(cat /tmp/send.out)"
+	rsum=$(sed -n 's/.*recv .*sum=\([0-9a-f]*\).*/\1/p' /tmp/recv.out)
+	srcsum=$(sed -n 's/.*send .*sum=\([0-9a-f]*\).*/\1/p' /tmp/send.out)
+	[ $src -eq 0 ] && [ $rrc -eq 0 ] && [ -n "$rsum" ] && [ "$rsum" = "$srcsum" ]
+}
+
+# wait_for <file> <ERE> <seconds> [<pid>]: 0 once a line of <file>
+# matches; 1 after <seconds>, or as soon as <pid> is gone.
+wait_for() {
+	local i=0 n=$(($3 * 20))
+	while ! grep -qE "$2" "$1" 2>/dev/null; do
+		if [ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null; then
+			grep -qE "$2" "$1" 2>/dev/null
+			return
+		fi
+		i=$((i + 1))
+		[ $i -le $n ] || return 1
+		usleep 50000
+	done
+}
+
+diag_file() {
+	local l
+	while read -r l; do ktap_diag "$1: $l"; done < "$2"
+}
+
+# ng_start <output> <command file> <pages> <seconds>: the bind tool on
+# $IF_A; 0 once it is bound and reads commands.
+ng_start() {
+	NG_OUT=$1 NG_CMD=$2 NG_SEQ=0 NG_PID=
+	rm -f "$NG_OUT"
+	: > "$NG_CMD"
+	in_a "$NSIM_NETGPU" bind "$IF_A" "$3" "$4" "$NG_CMD" > "$NG_OUT" 2>&1 &
+	NG_BG=$!
+	wait_for "$NG_OUT" '^(ready|nsim_netgpu: exit)' 60
+	NG_PID=$(sed -n 's/^nsim_netgpu: pid \([0-9]*\) .*/\1/p' "$NG_OUT")
+	diag_file netgpu "$NG_OUT"
+	grep -q '^ready$' "$NG_OUT"
+}
+
+# ng_cmd <command> [<args>]: run a command of the bind tool; its reply,
+# without the command's number, goes to /tmp/ng.reply and the console.
+# 1 without an answer within 30 s (the tool gone: NG_OK=0).
+ng_cmd() {
+	NG_SEQ=$((NG_SEQ + 1))
+	echo "$NG_SEQ $*" >> "$NG_CMD"
+	if ! wait_for "$NG_OUT" "^$NG_SEQ done\$" 30 "$NG_PID"; then
+		: > /tmp/ng.reply
+		ktap_diag "netgpu: no answer to '$*'"
+		kill -0 "$NG_PID" 2>/dev/null || NG_OK=0
+		return 1
+	fi
+	sed -n "s/^$NG_SEQ //p" "$NG_OUT" | grep -v '^done$' > /tmp/ng.reply
+	diag_file netgpu /tmp/ng.reply
+}
+
+# ng_stat <ifq|ctx> <counter>: a counter of the last stats answer, -1 if
+# it has none.
+ng_stat() {
+	local v
+	v=$(sed -n "s/^stats $1 //p" /tmp/ng.reply | tr ' ' '\n' | sed -n "s/^$2=//p")
+	echo "${v:--1}"
+}
+
+# ngrx_start <label> <netgpu-rx args...>: netgpu-rx listening in A.
+ngrx_start() {
+	local label=$1
+	shift
+	rm -f /tmp/ngrx.out
+	in_a $NGRX_PIN "$NETGPU_RX" -i "$IF_A" -q 0 -l $PORT "$@" > /tmp/ngrx.out 2>&1 &
+	NGRX_BG=$!
+	wait_for /tmp/ngrx.out '^netgpu-rx: listening' 60 "$NGRX_BG" ||
+		{ diag_file "$label" /tmp/ngrx.out; return 1; }
+}
+
+# ngrx_end <label>: wait for netgpu-rx; its exit status, its output to
+# the console.
+ngrx_end() {
+	local rc
+	wait "$NGRX_BG"
+	rc=$?
+	diag_file "$1" /tmp/ngrx.out
+	return $rc
+}
+
+# ngrx <label> <bytes> <seed> <netgpu-rx args...>: B sends <bytes> of the
+# stream of <seed> (to ${TO:-$A_IP}); 0 if B sent it all and netgpu-rx
+# got exactly those bytes, all checked, most of them zero copy.
+ngrx() {
+	local label=$1 bytes=$2 seed=$3 src zc
+	shift 3
+	ngrx_start "$label" -n "$bytes" -v "$seed" -t 60 "$@" || return 1
+	in_b timeout 300 "$NSIM_TCP" send "${TO:-$A_IP}" $PORT "$bytes" "$seed" > /tmp/send.out 2>&1
+	src=$?
+	ktap_diag "$label: $(cat /tmp/send.out) (exit $src)"
+	# A sender that never connected leaves the receiver in accept().
+	[ $src -eq 0 ] || kill "$NGRX_BG" 2>/dev/null
+	ngrx_end "$label" || return 1
+	zc=$(sed -n 's/.* zc=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
+	[ $src -eq 0 ] && grep -q "bytes=$bytes mismatches=0 " /tmp/ngrx.out &&
+		[ "${zc:-0}" -gt $((bytes / 2)) ]
+}
+
+# ngrx_pools_gone: within 10 s, no destroyed page pool is left in A
+# waiting for buffers in flight (a netgpu pool of an unbound queue goes
+# once the scrub gave every buffer back).
+# ngrx_pools_gone_within <seconds>: the same, quietly, for a shorter time.
+ngrx_pools_gone_within() {
+	local i=0
+	while ! in_a "$NSIM_NETGPU" netlink - > /tmp/ngn.out 2>&1 ||
+	      grep -q ' detached yes ' /tmp/ngn.out; do
+		i=$((i + 1))
+		[ $i -le $(($1 * 2)) ] || return 1
+		usleep 500000
+	done
+}
+
+ngrx_pools_gone() {
+	local i=0
+	while ! in_a "$NSIM_NETGPU" netlink - > /tmp/ngn.out 2>&1 ||
+	      grep -q ' detached yes ' /tmp/ngn.out; do
+		i=$((i + 1))
+		if [ $((i % 20)) -eq 0 ]; then
+			ktap_diag "netgpu: pools after $((i / 2)) s:"
+			diag_file netgpu /tmp/ngn.out
+			in_a netstat -tan 2>&1 | grep -v LISTEN > /tmp/ngs.out
+			diag_file "netgpu: sockets" /tmp/ngs.out
+		fi
+		if [ $i -gt 240 ]; then
+			return 1
+		fi
+		# Skbs parked on an idle CPU's defer list hold their buffers
+		# until that CPU's next NET_RX (case_netgpu_rx_unplug of
+		# kunit/netdevsim/run.sh).
+		[ $i -ne 10 ] || "$NSIM_TCP" kick > /dev/null 2>&1
+		usleep 500000
+	done
+	[ $i -lt 20 ] || ktap_diag "netgpu: the pools went after $((i / 2)) s"
+}
+
+# no_dmabufs: debugfs lists no dma-buf (within 5 s).
+no_dmabufs() {
+	local i=0
+	test -r /sys/kernel/debug/dma_buf/bufinfo || return 1
+	while grep -q '^Total [1-9]' /sys/kernel/debug/dma_buf/bufinfo; do
+		i=$((i + 1))
+		if [ $i -gt 10 ]; then
+			diag_file dma_buf /sys/kernel/debug/dma_buf/bufinfo
+			return 1
+		fi
+		usleep 500000
+	done
+}
+
+# pins_out: FOLL_PIN pins taken and not yet released, in the whole guest
+# (netgpu's host regions are its only long-term pinner here).
+# Per-CPU deltas folded first; "none" if the counters are missing.
+pins_out() {
+	echo 1 > /proc/sys/vm/stat_refresh 2>/dev/null
+	awk '/^nr_foll_pin_acquired /{ a = $2; n++ } /^nr_foll_pin_released /{ r = $2; n++ }
+	     END { if (n == 2) print a - r; else print "none" }' /proc/vmstat
+}
+
+# pins_back <count>: pins_out is down to <count> or less within 5 s
+# (regions of earlier receivers may still be going, with their pools:
+# those are released too, never added).  Kicks the CPUs' defer lists
+# after 2 s (see case_netgpu_rx_unplug of kunit/netdevsim/run.sh).
+pins_back() {
+	local i=0
+	[ "$(pins_out)" != none ] || return 1
+	while [ "$(pins_out)" -gt "$1" ]; do
+		i=$((i + 1))
+		[ $i -le 10 ] || return 1
+		[ $i -ne 4 ] || "$NSIM_TCP" kick > /dev/null 2>&1
+		usleep 500000
+	done
+}
+
+# After everything: kmemleak finds nothing (killed receivers, unplugged
+# devices and whatever else the cases did included).  The test kernel
+# has no automatic scan; objects younger than 5 s are not reported,
+# hence the wait; a second scan catches what the first freed.
+case_kmemleak() {
+	local k=/sys/kernel/debug/kmemleak i
+	ktap_check "kmemleak present" test -w $k || return $ktap_fail
+	sleep 6
+	for i in 1 2; do
+		ktap_check "kmemleak scan $i" sh -c "echo scan > $k"
+	done
+	ktap_check "no page left pinned (FOLL_PIN pins out: none)" pins_back 0
+	cat $k > /tmp/kmemleak.out
+	ktap_check "kmemleak reports no leak" test ! -s /tmp/kmemleak.out ||
+		diag_file kmemleak /tmp/kmemleak.out
+	return $ktap_fail
+}
