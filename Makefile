@@ -88,12 +88,20 @@ netdevsim-check: stage
 	@NSIM_FUZZ_SECS=$(FUZZ_SECS) NSIM_FUZZ_SEED=$(FUZZ_SEED) \
 		scripts/netdevsim-check
 
+# e1000e's page_pool packet split and memory provider (patches/0015-0016)
+# under TCP between two emulated e1000e NICs in QEMU (kunit/e1000e/), on
+# the kernel that `make kunit` built last; writes
+# build/e1000e.{ktap,json,console.log}.  E1000E_RX_BYTES= (default 64 MiB)
+# E1000E_BYTES= E1000E_SMALL= E1000E_SEED= (scripts/e1000e-check).
+e1000e-check: stage
+	@scripts/e1000e-check
+
 # TCP received three ways (recv(), netgpu, devmem TCP) over netdevsim, on
 # the kernel `make kunit` built last; ratios of the medians.
 bench-rx: stage
 	@scripts/bench-rx
 
-.PHONY: netdevsim-check bench-rx
+.PHONY: netdevsim-check e1000e-check bench-rx
 
 # One torture campaign (fault/); SEED= DURATION_MS= FAIL_PERMILLE=
 # CONTROL_THREADS= LOOKUP_THREADS= REVOKE_MS= (scripts/torture).

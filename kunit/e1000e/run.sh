@@ -1,0 +1,346 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Guest script of scripts/e1000e-check (busybox sh, run as /guest/run by
+# scripts/initramfs-run; /guest holds nsim_tcp, nsim_netgpu, netgpu-rx,
+# e1k_tool and net.sh).
+#
+# Two QEMU e1000e NICs on one QEMU hub, each in its own network
+# namespace: A (10.77.0.1, the receiver, the first PCI address) and B
+# (10.77.0.2, the sender).  B's TSO is off: QEMU 7.2's hub sends a TSO
+# super-packet as IPv4 fragments, which the device splits after the IP
+# header (/work/shared/notes/e1000e-qemu.md).  TCP carries the seeded
+# pattern of nsim_tcp from B to A, every byte checked by the receiver:
+# without a provider at MTU 1500 and 9000 (patches/0015: the packet-split
+# buffers from a page_pool), then with netgpu bound to A's rx queue 0
+# (patches/0016: the provider's buffers, packet split at MTU 1500),
+# into host memory and a udmabuf, across a bind and an unbind, a down
+# and up, and A's PCI device unbound from e1000e mid-stream.  A's
+# `ethtool -S` rx_header_split and rx_unsplit_drop show the split path.
+#
+# Parameters (kernel command line, name=value): e1k_bytes (default
+# 8388608: the transfers without netgpu), e1k_rx_bytes (default
+# 67108864: netgpu-rx into host memory and a udmabuf), e1k_small
+# (default 16777216: the bind/unbind, down/up and unplug streams),
+# e1k_seed (default 1).
+
+. /lib/ktap.sh
+# in_a, transfer, wait_for, ng_start, ngrx, pins_back, case_kmemleak...
+. /guest/net.sh
+
+BYTES=${e1k_bytes:-8388608}
+RX_BYTES=${e1k_rx_bytes:-67108864}
+SMALL=${e1k_small:-16777216}
+SEED=${e1k_seed:-1}
+PORT=7777
+DRV=/sys/bus/pci/drivers/e1000e
+A_IP=10.77.0.1 B_IP=10.77.0.2
+NSIM_TCP=/guest/nsim_tcp
+NSIM_NETGPU=/guest/nsim_netgpu
+NETGPU_RX=/guest/netgpu-rx
+E1K=/guest/e1k_tool
+NGRX_PIN=
+
+# ctr <counter>: a counter of A's `ethtool -S` (-1 if unreadable).
+ctr() {
+	local v
+	v=$(in_a "$E1K" stat "$IF_A" "$1" 2>/dev/null | sed -n "s/^$1 //p")
+	echo "${v:--1}"
+}
+
+# wait_link <in_a|in_b> <ifname> <seconds>: carrier within <seconds>.
+wait_link() {
+	local i=0
+	while ! $1 ip link show dev "$2" 2>/dev/null | grep -q LOWER_UP; do
+		i=$((i + 1))
+		[ $i -le $(($3 * 10)) ] || return 1
+		usleep 100000
+	done
+	ktap_diag "$2: link up after $((i / 10)).$((i % 10)) s"
+}
+
+# into_ns <ifname> <pid> <in_a|in_b> <address>: the device into the
+# namespace of <pid>, without IPv6 (no ND, MLD or router solicitations
+# on the wire: with a provider bound, ICMPv6 bodies land in its
+# buffers), with <address>, up.
+into_ns() {
+	ip link set dev "$1" netns "$2" 2>/dev/null ||
+		"$NSIM_TCP" netns "$1" "$2"
+	$3 sh -c "echo 1 > /proc/sys/net/ipv6/conf/$1/disable_ipv6" 2>/dev/null
+	$3 ip addr add "$4/24" dev "$1"
+	$3 ip link set dev "$1" up
+}
+
+# The e1000e device's interface (by PCI address, in the root namespace).
+pci_if() { ls "$DRV/$1/net/" 2>/dev/null; }
+
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+since() { awk "BEGIN { printf \"%.1f\", $(uptime_s) - $1 }"; }
+
+case_setup() {
+	local pcis
+	ktap_check "e1000e driver present" test -d $DRV
+	[ $ktap_fail -eq 0 ] || return 1
+	# The kmemleak case reports what leaked from here on, not at boot.
+	echo clear > /sys/kernel/debug/kmemleak 2>/dev/null
+	pcis=$(ls -d $DRV/0000:* 2>/dev/null | sed 's|.*/||' | sort)
+	PCI_A=$(echo "$pcis" | sed -n 1p)
+	PCI_B=$(echo "$pcis" | sed -n 2p)
+	IF_A=$(pci_if "$PCI_A")
+	IF_B=$(pci_if "$PCI_B")
+	ktap_check "two e1000e devices ($PCI_A $IF_A, $PCI_B $IF_B)" \
+		test "$(echo "$pcis" | wc -l)" -eq 2 -a -n "$IF_A" -a -n "$IF_B"
+	[ $ktap_fail -eq 0 ] || return 1
+	MAC_A=$(cat /sys/class/net/"$IF_A"/address)
+	PID_A=$(new_netns)
+	PID_B=$(new_netns)
+	in_a ip link set dev lo up
+	in_b ip link set dev lo up
+	into_ns "$IF_A" "$PID_A" in_a $A_IP
+	into_ns "$IF_B" "$PID_B" in_b $B_IP
+	ktap_check "$IF_A in netns A" quiet in_a ip link show dev "$IF_A"
+	ktap_check "$IF_B in netns B" quiet in_b ip link show dev "$IF_B"
+	ktap_check "B's TSO off" quiet in_b "$E1K" tso "$IF_B" off
+	ktap_check "A's ethtool -S has rx_header_split and rx_unsplit_drop (patches/0016)" \
+		quiet in_a "$E1K" stat "$IF_A" rx_header_split rx_unsplit_drop
+	ktap_check "link up on $IF_A within 20 s" wait_link in_a "$IF_A" 20
+	ktap_check "link up on $IF_B within 20 s" wait_link in_b "$IF_B" 20
+	ktap_check "ping B -> A" quiet in_b ping -c 2 -W 5 $A_IP
+	return $ktap_fail
+}
+
+# set_mtu <mtu>: both ends (e1000e resets: the link goes down and up).
+set_mtu() {
+	in_a ip link set dev "$IF_A" mtu "$1"
+	in_b ip link set dev "$IF_B" mtu "$1"
+	wait_link in_a "$IF_A" 20 && wait_link in_b "$IF_B" 20
+}
+
+# No provider: MTU 1500 receives into one 2048-byte buffer per packet as
+# before (no split); MTU 9000 splits into the page_pool's pages.
+case_unbound() {
+	local s0 s1 u0 t
+	s0=$(ctr rx_header_split) u0=$(ctr rx_unsplit_drop)
+	t=$(uptime_s)
+	ktap_check "MTU 1500: $BYTES bytes, seed $SEED, every byte checked" \
+		transfer mtu1500 "$BYTES" "$SEED"
+	s1=$(ctr rx_header_split)
+	ktap_diag "mtu1500: $(since "$t") s, rx_header_split +$((s1 - s0))"
+	ktap_check "MTU 1500 without a provider: no packet split (rx_header_split $s0 -> $s1)" \
+		test "$s1" -eq "$s0"
+	ktap_check "MTU 9000 on both, links up again" set_mtu 9000
+	s0=$(ctr rx_header_split)
+	t=$(uptime_s)
+	ktap_check "MTU 9000: $BYTES bytes in 8000-byte writes, every byte checked" \
+		transfer mtu9000 "$BYTES" $((SEED + 1)) 8000
+	s1=$(ctr rx_header_split)
+	ktap_diag "mtu9000: $(since "$t") s, rx_header_split +$((s1 - s0))"
+	ktap_check "MTU 9000: packet split into page_pool pages, a packet per 8948 bytes at least (+$((s1 - s0)))" \
+		test $((s1 - s0)) -ge $((BYTES / 8948))
+	ktap_check "MTU 1500 again" set_mtu 1500
+	ktap_check "no unsplit drop without a provider" \
+		test "$(ctr rx_unsplit_drop)" -eq "$u0"
+	return $ktap_fail
+}
+
+# e1k_ngrx <label> <bytes> <seed> <netgpu-rx args...>: ngrx, with A's
+# split counters and the time around it; every data packet was split
+# (at most 1448 payload bytes each at MTU 1500 with timestamps).
+e1k_ngrx() {
+	local label=$1 bytes=$2 s0 s1 u0 u1 t rc
+	s0=$(ctr rx_header_split) u0=$(ctr rx_unsplit_drop)
+	t=$(uptime_s)
+	ngrx "$@"
+	rc=$?
+	s1=$(ctr rx_header_split) u1=$(ctr rx_unsplit_drop)
+	ktap_diag "$label: $(since "$t") s, rx_header_split +$((s1 - s0)), rx_unsplit_drop +$((u1 - u0))"
+	ktap_check "$label: every data packet split at MTU 1500 (rx_header_split +$((s1 - s0)) >= $((bytes / 1448)))" \
+		test $((s1 - s0)) -ge $((bytes / 1448))
+	return $rc
+}
+
+case_netgpu_rx_host() {
+	ktap_check "/dev/netgpu_mem and /dev/netgpu present (CONFIG_NETGPU)" \
+		test -c /dev/netgpu_mem -a -c /dev/netgpu
+	[ $ktap_fail -eq 0 ] || return 1
+	ktap_check "netgpu-rx: $RX_BYTES bytes into host memory bound to $IF_A rx queue 0, every byte checked" \
+		e1k_ngrx e1000e_rx_host "$RX_BYTES" $((SEED + 10)) -m host -s 16
+	ktap_check "closing netgpu-rx leaves no page pool behind" ngrx_pools_gone
+	return $ktap_fail
+}
+
+case_netgpu_rx_udmabuf() {
+	ktap_check "netgpu-rx: $RX_BYTES bytes into a udmabuf, checked through its mmap()" \
+		e1k_ngrx e1000e_rx_udmabuf "$RX_BYTES" $((SEED + 11)) -m udmabuf -s 16
+	ktap_check "no page pool left behind" ngrx_pools_gone
+	ktap_check "no dma-buf left" no_dmabufs
+	return $ktap_fail
+}
+
+# tcp_queued <in_a|in_b>: bytes in the send and receive queues of the
+# namespace's TCP sockets to or from PORT (/proc/net/tcp, in hex).
+tcp_queued() {
+	local q n=0
+	for q in $($1 cat /proc/net/tcp | awk -v p=":$(printf %04X $PORT)" '
+		$2 ~ p"$" || $3 ~ p"$" { sub(":", " 0x", $5); print "0x" $5 }'); do
+		n=$((n + q))
+	done
+	echo $n
+}
+
+# quiesce: 0 once neither end has bytes queued (the stopped sender's
+# last segments acknowledged and read), within 30 s.
+quiesce() {
+	local i=0
+	while [ "$(tcp_queued in_b)" -ne 0 ] || [ "$(tcp_queued in_a)" -ne 0 ]; do
+		i=$((i + 1))
+		[ $i -le 300 ] || return 1
+		usleep 100000
+	done
+}
+
+# Bind under an established stream, unbind under a flowing one.
+# (a) a plain nsim_tcp stream, its sender stopped (SIGSTOP) once a part
+# went through and nothing is in flight: netgpu binds A's queue 0 (a
+# queue restart: e1000e down and up on netgpu's pool), reports buffers
+# posted to the NIC, unbinds (restart on a page_pool); the sender goes on
+# and every byte arrives.  A plain socket cannot read a provider's
+# buffers, so no payload may arrive while bound.  (b) netgpu-rx removes
+# its memory at a quarter of a stream: netgpu unbinds the queue
+# mid-stream, the rest arrives through recv(), every byte checked.
+case_bind_unbind() {
+	local rpid spid src rrc rsum ssum posted zc cp rcv
+	rm -f /tmp/recv.out /tmp/send.out
+	in_a "$NSIM_TCP" recv $PORT "$SMALL" $((SEED + 20)) > /tmp/recv.out 2>&1 &
+	rpid=$!
+	wait_for /tmp/recv.out listening 30 $rpid
+	in_b "$NSIM_TCP" send $A_IP $PORT "$SMALL" $((SEED + 20)) > /tmp/send.out 2>&1 &
+	spid=$!
+	sleep 1
+	kill -STOP $spid
+	ktap_check "(a) stream stopped mid-way, nothing in flight" quiesce
+	ktap_check "(a) netgpu binds $IF_A rx queue 0 under the stream" \
+		ng_start /tmp/ng.out /tmp/ng.cmd 512 300
+	ng_cmd stats
+	posted=$(ng_stat ifq bufs_nic)
+	ktap_check "(a) the restarted queue took netgpu's buffers (bufs_nic $posted)" \
+		test "$posted" -gt 0
+	ng_cmd unbind
+	ng_cmd quit
+	wait "$NG_BG"
+	ktap_check "(a) unbound, the bind tool exited 0" test $? -eq 0
+	kill -CONT $spid
+	wait $spid
+	src=$?
+	wait $rpid
+	rrc=$?
+	ktap_diag "bind_unbind: $(grep -v listening /tmp/recv.out)"
+	ktap_diag "bind_unbind: $(cat /tmp/send.out)"
+	rsum=$(sed -n 's/.*recv .*sum=\([0-9a-f]*\).*/\1/p' /tmp/recv.out)
+	ssum=$(sed -n 's/.*send .*sum=\([0-9a-f]*\).*/\1/p' /tmp/send.out)
+	ktap_check "(a) the stream went on after bind and unbind: $SMALL bytes, every byte checked" \
+		test $src -eq 0 -a $rrc -eq 0 -a -n "$rsum" -a "$rsum" = "$ssum"
+	ktap_check "(a) no page pool left behind" ngrx_pools_gone
+
+	ktap_check "(b) netgpu-rx listening, its memory removed at $((SMALL / 4)) bytes" \
+		ngrx_start e1000e_rx_remove -n "$SMALL" -v $((SEED + 21)) -t 60 \
+		--remove-region $((SMALL / 4)) -m host -s 4
+	in_b timeout 120 "$NSIM_TCP" send $A_IP $PORT "$SMALL" $((SEED + 21)) > /tmp/send.out 2>&1
+	src=$?
+	[ $src -eq 0 ] || kill "$NGRX_BG" 2>/dev/null
+	ktap_diag "e1000e_rx_remove: $(cat /tmp/send.out) (exit $src)"
+	ktap_check "(b) netgpu-rx got every byte right" ngrx_end e1000e_rx_remove
+	ktap_check "(b) the queue was unbound mid-stream" \
+		grep -q '^netgpu-rx: removed the regions at .* the queue stopped' /tmp/ngrx.out
+	zc=$(sed -n 's/.* zc=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
+	cp=$(sed -n 's/.* copied=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
+	rcv=$(sed -n 's/.* recv=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
+	ktap_check "(b) into netgpu memory before (${zc:-none} zero copy, ${cp:-none} copied), recv() after (${rcv:-none})" \
+		test $((${zc:-0} + ${cp:-0})) -ge $((SMALL / 4)) -a "${rcv:-0}" -gt 0
+	ktap_check "(b) no page pool left behind" ngrx_pools_gone
+	return $ktap_fail
+}
+
+# Down and up while bound: the provider stays on the rx queue, the pool
+# e1000e creates on up is netgpu's.  A non-IP frame of 1000 bytes cannot
+# be split: dropped and counted (rx_unsplit_drop), not received.
+case_updown() {
+	local u0 u1 src
+	ktap_check "netgpu-rx listening, $IF_A rx queue 0 bound" \
+		ngrx_start e1000e_updown -n "$SMALL" -v $((SEED + 30)) -t 60 -m host -s 16
+	in_a ip link set dev "$IF_A" down
+	sleep 1
+	in_a ip link set dev "$IF_A" up
+	ktap_check "down and up while bound, link up within 20 s" \
+		wait_link in_a "$IF_A" 20
+	ktap_check "netgpu-rx still running" kill -0 "$NGRX_BG"
+	u0=$(ctr rx_unsplit_drop)
+	in_b "$E1K" raw "$IF_B" "$MAC_A" 1000 4 > /dev/null
+	sleep 1
+	u1=$(ctr rx_unsplit_drop)
+	ktap_check "4 non-IP frames of 1000 bytes not split: dropped and counted (rx_unsplit_drop +$((u1 - u0)))" \
+		test $((u1 - u0)) -eq 4
+	in_b timeout 120 "$NSIM_TCP" send $A_IP $PORT "$SMALL" $((SEED + 30)) > /tmp/send.out 2>&1
+	src=$?
+	[ $src -eq 0 ] || kill "$NGRX_BG" 2>/dev/null
+	ktap_diag "e1000e_updown: $(cat /tmp/send.out) (exit $src)"
+	ktap_check "$SMALL bytes after down/up, every byte checked, most zero copy" \
+		sh -c "[ $src -eq 0 ] && grep -q 'bytes=$SMALL mismatches=0 ' /tmp/ngrx.out"
+	ngrx_end e1000e_updown
+	ktap_check "netgpu-rx exited 0" test $? -eq 0
+	ktap_check "no page pool left behind" ngrx_pools_gone
+	return $ktap_fail
+}
+
+# A's PCI device unbound from e1000e while netgpu-rx receives on it: the
+# stream stops, netgpu-rx exits, nothing is left (pools, pins); bound
+# again, the new interface receives.
+case_unplug() {
+	local spid p0 t0 got src
+	p0=$(pins_out)
+	ktap_check "netgpu-rx listening on $IF_A" \
+		ngrx_start e1000e_unplug -m host -s 4 -t 5
+	in_b timeout 60 "$NSIM_TCP" send $A_IP $PORT "$RX_BYTES" $((SEED + 40)) > /tmp/send.out 2>&1 &
+	spid=$!
+	wait_for /tmp/ngrx.out '^netgpu-rx: bound' 30
+	sleep 2
+	t0=$(uptime_s)
+	ktap_check "$PCI_A unbound from e1000e mid-stream" \
+		sh -c "echo $PCI_A > $DRV/unbind"
+	ktap_diag "e1000e_unplug: unbind took $(since "$t0") s"
+	ngrx_end e1000e_unplug
+	ktap_check "netgpu-rx had bound $IF_A" grep -q "^netgpu-rx: bound $IF_A " /tmp/ngrx.out
+	kill "$spid" 2>/dev/null
+	wait "$spid"
+	got=$(sed -n 's/^netgpu-rx: bytes=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
+	ktap_check "netgpu-rx got part of the stream (${got:-none} of $RX_BYTES bytes), all of it right" \
+		sh -c "[ '${got:-0}' -gt 0 ] && [ '${got:-0}' -lt $RX_BYTES ] && grep -q ' mismatches=0 ' /tmp/ngrx.out"
+	if ! ngrx_pools_gone_within 5; then
+		diag_file netgpu /tmp/ngn.out
+		"$NSIM_TCP" kick > /dev/null 2>&1
+	fi
+	ktap_check "no page pool left behind (within 5 s of NET_RX on every CPU)" \
+		ngrx_pools_gone_within 5
+	ktap_check "every page netgpu-rx pinned unpinned ($p0 before)" pins_back "$p0"
+
+	ktap_check "$PCI_A bound to e1000e again" sh -c "echo $PCI_A > $DRV/bind"
+	IF_A=$(pci_if "$PCI_A")
+	ktap_check "its interface ($IF_A)" test -n "$IF_A"
+	[ -n "$IF_A" ] || return 1
+	into_ns "$IF_A" "$PID_A" in_a $A_IP
+	ktap_check "link up on $IF_A within 20 s" wait_link in_a "$IF_A" 20
+	ktap_check "netgpu-rx: $SMALL bytes into host memory on the new $IF_A" \
+		e1k_ngrx e1000e_rx_rebound "$SMALL" $((SEED + 41)) -m host -s 4
+	ktap_check "no page pool left behind" ngrx_pools_gone
+	return $ktap_fail
+}
+
+ktap_begin e1000e_rx 8
+ktap_case e1000e_rx_setup case_setup
+ktap_case e1000e_rx_unbound case_unbound
+ktap_case e1000e_rx_netgpu_host case_netgpu_rx_host
+ktap_case e1000e_rx_netgpu_udmabuf case_netgpu_rx_udmabuf
+ktap_case e1000e_rx_bind_unbind case_bind_unbind
+ktap_case e1000e_rx_updown case_updown
+ktap_case e1000e_rx_unplug case_unplug
+ktap_case e1000e_rx_kmemleak case_kmemleak
+ktap_end
