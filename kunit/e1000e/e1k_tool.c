@@ -8,6 +8,8 @@
  *   e1k_tool stat <ifname> <name>...    the values of the named
  *                                       `ethtool -S` counters, one line
  *                                       "<name> <value>" each
+ *   e1k_tool ring <ifname> <rx count>   ETHTOOL_SRINGPARAM (ethtool -G rx),
+ *                                       then reads it back
  *   e1k_tool raw <ifname> <dst mac> <bytes> <count>
  *                                       <count> frames of <bytes> (header
  *                                       included) with the local
@@ -60,7 +62,7 @@ static int tso(const char *how)
 			strerror(errno));
 		return 1;
 	}
-	printf("tso %s\n", v.data ? "on" : "off");
+	printf("TSO %s\n", v.data ? "on" : "off");
 	return v.data != !strcmp(how, "on");
 }
 
@@ -112,6 +114,32 @@ static int show_stats(int argc, char **argv)
 	return rc;
 }
 
+static int ring(int count)
+{
+	struct ethtool_ringparam r = { .cmd = ETHTOOL_GRINGPARAM };
+
+	if (ethtool(&r)) {
+		fprintf(stderr, "e1k_tool: ETHTOOL_GRINGPARAM %s: %s\n", ifname,
+			strerror(errno));
+		return 1;
+	}
+	r.cmd = ETHTOOL_SRINGPARAM;
+	r.rx_pending = count;
+	if (ethtool(&r)) {
+		fprintf(stderr, "e1k_tool: ETHTOOL_SRINGPARAM %s: %s\n", ifname,
+			strerror(errno));
+		return 1;
+	}
+	r.cmd = ETHTOOL_GRINGPARAM;
+	if (ethtool(&r)) {
+		fprintf(stderr, "e1k_tool: ETHTOOL_GRINGPARAM %s: %s\n", ifname,
+			strerror(errno));
+		return 1;
+	}
+	printf("rx descriptors %u\n", r.rx_pending);
+	return r.rx_pending != (unsigned int)count;
+}
+
 static int raw(const char *mac, int bytes, int count)
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
@@ -154,16 +182,18 @@ static int raw(const char *mac, int bytes, int count)
 			perror("e1k_tool: sendto");
 			return 1;
 		}
-	printf("raw %d frames of %d bytes sent\n", count, bytes);
+	printf("sent %d frames of %d bytes\n", count, bytes);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 4 || (strcmp(argv[1], "tso") && strcmp(argv[1], "stat") &&
+			 strcmp(argv[1], "ring") &&
 			 (strcmp(argv[1], "raw") || argc != 6))) {
 		fprintf(stderr, "usage: e1k_tool tso <ifname> on|off\n"
 				"       e1k_tool stat <ifname> <counter>...\n"
+				"       e1k_tool ring <ifname> <rx count>\n"
 				"       e1k_tool raw <ifname> <dst mac> <bytes> <count>\n");
 		return 2;
 	}
@@ -175,6 +205,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "tso"))
 		return tso(argv[3]);
+	if (!strcmp(argv[1], "ring"))
+		return ring(atoi(argv[3]));
 	if (!strcmp(argv[1], "raw"))
 		return raw(argv[3], atoi(argv[4]), atoi(argv[5]));
 	return show_stats(argc - 3, argv + 3);

@@ -11,17 +11,18 @@
 # header (/work/shared/notes/e1000e-qemu.md).  TCP carries the seeded
 # pattern of nsim_tcp from B to A, every byte checked by the receiver:
 # without a provider at MTU 1500 and 9000 (patches/0015: the packet-split
-# buffers from a page_pool), then with netgpu bound to A's rx queue 0
-# (patches/0016: the provider's buffers, packet split at MTU 1500),
-# into host memory and a udmabuf, across a bind and an unbind, a down
-# and up, and A's PCI device unbound from e1000e mid-stream.  A's
-# `ethtool -S` rx_header_split and rx_unsplit_drop show the split path.
+# buffers from a page_pool; a ring resize), then with netgpu bound to A's
+# rx queue 0 (patches/0016: the provider's buffers, packet split at any
+# MTU): into host memory at MTU 1500 and a udmabuf at MTU 9000, across a
+# bind and an unbind, a down and up and ring resizes, and A's PCI device
+# unbound from e1000e mid-stream.  A's `ethtool -S` rx_header_split and
+# rx_unsplit_drop show the split path.
 #
 # Parameters (kernel command line, name=value): e1k_bytes (default
-# 8388608: the transfers without netgpu), e1k_rx_bytes (default
-# 67108864: netgpu-rx into host memory and a udmabuf), e1k_small
-# (default 16777216: the bind/unbind, down/up and unplug streams),
-# e1k_seed (default 1).
+# 8388608: the transfers without netgpu, and after the rebind),
+# e1k_rx_bytes (default 67108864: netgpu-rx into host memory and a
+# udmabuf), e1k_small (default 8388608: the bind/unbind and down/up
+# streams), e1k_seed (default 1).
 
 . /lib/ktap.sh
 # in_a, transfer, wait_for, ng_start, ngrx, pins_back, case_kmemleak...
@@ -29,7 +30,7 @@
 
 BYTES=${e1k_bytes:-8388608}
 RX_BYTES=${e1k_rx_bytes:-67108864}
-SMALL=${e1k_small:-16777216}
+SMALL=${e1k_small:-8388608}
 SEED=${e1k_seed:-1}
 PORT=7777
 DRV=/sys/bus/pci/drivers/e1000e
@@ -108,6 +109,13 @@ case_setup() {
 	return $ktap_fail
 }
 
+# ring <count>: A's rx descriptors (a down and up: the link comes back).
+ring() {
+	quiet in_a "$E1K" ring "$IF_A" "$1" && wait_link in_a "$IF_A" 20
+}
+
+ring_there_and_back() { ring 512 && ring 256; }
+
 # set_mtu <mtu>: both ends (e1000e resets: the link goes down and up).
 set_mtu() {
 	in_a ip link set dev "$IF_A" mtu "$1"
@@ -136,6 +144,13 @@ case_unbound() {
 	ktap_diag "mtu9000: $(since "$t") s, rx_header_split +$((s1 - s0))"
 	ktap_check "MTU 9000: packet split into page_pool pages, a packet per 8948 bytes at least (+$((s1 - s0)))" \
 		test $((s1 - s0)) -ge $((BYTES / 8948))
+	# ethtool -G: e1000e builds a new ring and pool, then destroys the
+	# old pool with its NAPI enabled.
+	ktap_check "rx ring 256 -> 512 descriptors (ethtool -G), link up again" \
+		ring 512
+	ktap_check "MTU 9000, 512 descriptors: $((BYTES / 2)) bytes, every byte checked" \
+		transfer ring512 $((BYTES / 2)) $((SEED + 2)) 8000
+	ktap_check "rx ring back to 256" ring 256
 	ktap_check "MTU 1500 again" set_mtu 1500
 	ktap_check "no unsplit drop without a provider" \
 		test "$(ctr rx_unsplit_drop)" -eq "$u0"
@@ -168,11 +183,22 @@ case_netgpu_rx_host() {
 	return $ktap_fail
 }
 
+# At MTU 9000 (bound after the change): a segment fills the header
+# buffer and three provider buffers.
 case_netgpu_rx_udmabuf() {
-	ktap_check "netgpu-rx: $RX_BYTES bytes into a udmabuf, checked through its mmap()" \
-		e1k_ngrx e1000e_rx_udmabuf "$RX_BYTES" $((SEED + 11)) -m udmabuf -s 16
+	local s0 s1 t
+	ktap_check "MTU 9000 on both, links up again" set_mtu 9000
+	s0=$(ctr rx_header_split)
+	t=$(uptime_s)
+	ktap_check "netgpu-rx at MTU 9000: $RX_BYTES bytes into a udmabuf, checked through its mmap()" \
+		ngrx e1000e_rx_udmabuf "$RX_BYTES" $((SEED + 11)) -m udmabuf -s 16
+	s1=$(ctr rx_header_split)
+	ktap_diag "e1000e_rx_udmabuf: $(since "$t") s, rx_header_split +$((s1 - s0))"
+	ktap_check "every data packet split at MTU 9000 (rx_header_split +$((s1 - s0)) >= $((RX_BYTES / 8948)))" \
+		test $((s1 - s0)) -ge $((RX_BYTES / 8948))
 	ktap_check "no page pool left behind" ngrx_pools_gone
 	ktap_check "no dma-buf left" no_dmabufs
+	ktap_check "MTU 1500 again" set_mtu 1500
 	return $ktap_fail
 }
 
@@ -272,6 +298,8 @@ case_updown() {
 	in_a ip link set dev "$IF_A" up
 	ktap_check "down and up while bound, link up within 20 s" \
 		wait_link in_a "$IF_A" 20
+	ktap_check "rx ring resized twice while bound (ethtool -G 512, 256)" \
+		ring_there_and_back
 	ktap_check "netgpu-rx still running" kill -0 "$NGRX_BG"
 	u0=$(ctr rx_unsplit_drop)
 	in_b "$E1K" raw "$IF_B" "$MAC_A" 1000 4 > /dev/null
@@ -328,8 +356,8 @@ case_unplug() {
 	[ -n "$IF_A" ] || return 1
 	into_ns "$IF_A" "$PID_A" in_a $A_IP
 	ktap_check "link up on $IF_A within 20 s" wait_link in_a "$IF_A" 20
-	ktap_check "netgpu-rx: $SMALL bytes into host memory on the new $IF_A" \
-		e1k_ngrx e1000e_rx_rebound "$SMALL" $((SEED + 41)) -m host -s 4
+	ktap_check "netgpu-rx: $BYTES bytes into host memory on the new $IF_A" \
+		e1k_ngrx e1000e_rx_rebound "$BYTES" $((SEED + 41)) -m host -s 4
 	ktap_check "no page pool left behind" ngrx_pools_gone
 	return $ktap_fail
 }
