@@ -101,8 +101,9 @@ case_setup() {
 	ktap_check "$IF_A in netns A" quiet in_a ip link show dev "$IF_A"
 	ktap_check "$IF_B in netns B" quiet in_b ip link show dev "$IF_B"
 	ktap_check "B's TSO off" quiet in_b "$E1K" tso "$IF_B" off
-	ktap_check "A's ethtool -S has rx_header_split and rx_unsplit_drop (patches/0016)" \
-		quiet in_a "$E1K" stat "$IF_A" rx_header_split rx_unsplit_drop
+	ktap_check "A's ethtool -S has rx_header_split, rx_unsplit_drop, rx_csum_unverified_drop (patches/0016)" \
+		quiet in_a "$E1K" stat "$IF_A" rx_header_split rx_unsplit_drop \
+		rx_csum_unverified_drop
 	ktap_check "link up on $IF_A within 20 s" wait_link in_a "$IF_A" 20
 	ktap_check "link up on $IF_B within 20 s" wait_link in_b "$IF_B" 20
 	ktap_check "ping B -> A" quiet in_b ping -c 2 -W 5 $A_IP
@@ -288,7 +289,8 @@ case_bind_unbind() {
 
 # Down and up while bound: the provider stays on the rx queue, the pool
 # e1000e creates on up is netgpu's.  A non-IP frame of 1000 bytes cannot
-# be split: dropped and counted (rx_unsplit_drop), not received.
+# be split: dropped and counted (rx_unsplit_drop), not received; nor
+# can an ICMP echo request be (rx_csum_unverified_drop).
 case_updown() {
 	local u0 u1 src
 	ktap_check "netgpu-rx listening, $IF_A rx queue 0 bound" \
@@ -307,6 +309,14 @@ case_updown() {
 	u1=$(ctr rx_unsplit_drop)
 	ktap_check "4 non-IP frames of 1000 bytes not split: dropped and counted (rx_unsplit_drop +$((u1 - u0)))" \
 		test $((u1 - u0)) -eq 4
+	# ICMP is split after the IP header, its body in netgpu's buffer,
+	# with no checksum the device verified: the stack would have to read
+	# it (__skb_checksum() warned before patches/0016 dropped these).
+	u0=$(ctr rx_csum_unverified_drop)
+	in_b ping -c 3 -W 1 $A_IP > /dev/null 2>&1
+	u1=$(ctr rx_csum_unverified_drop)
+	ktap_check "3 pings while bound: no reply, the requests dropped and counted (rx_csum_unverified_drop +$((u1 - u0)))" \
+		test $((u1 - u0)) -eq 3
 	in_b timeout 120 "$NSIM_TCP" send $A_IP $PORT "$SMALL" $((SEED + 30)) > /tmp/send.out 2>&1
 	src=$?
 	[ $src -eq 0 ] || kill "$NGRX_BG" 2>/dev/null
