@@ -337,7 +337,9 @@ case_unplug() {
 	p0=$(pins_out)
 	ktap_check "netgpu-rx listening on $IF_A" \
 		ngrx_start e1000e_unplug -m host -s 4 -t 5
-	in_b timeout 60 "$NSIM_TCP" send $A_IP $PORT "$RX_BYTES" $((SEED + 40)) > /tmp/send.out 2>&1 &
+	# Its own output file: killing timeout leaves nsim_tcp running until
+	# TCP gives up, and it must not write into a later transfer's file.
+	in_b timeout 60 "$NSIM_TCP" send $A_IP $PORT "$RX_BYTES" $((SEED + 40)) > /tmp/send-unplug.out 2>&1 &
 	spid=$!
 	wait_for /tmp/ngrx.out '^netgpu-rx: bound' 30
 	sleep 2
@@ -348,7 +350,7 @@ case_unplug() {
 	ngrx_end e1000e_unplug
 	ktap_check "netgpu-rx had bound $IF_A" grep -q "^netgpu-rx: bound $IF_A " /tmp/ngrx.out
 	kill "$spid" 2>/dev/null
-	wait "$spid"
+	wait "$spid" 2>/dev/null
 	got=$(sed -n 's/^netgpu-rx: bytes=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
 	ktap_check "netgpu-rx got part of the stream (${got:-none} of $RX_BYTES bytes), all of it right" \
 		sh -c "[ '${got:-0}' -gt 0 ] && [ '${got:-0}' -lt $RX_BYTES ] && grep -q ' mismatches=0 ' /tmp/ngrx.out"
