@@ -1649,6 +1649,50 @@ static void netgpu_ctx_test_bind_queue_late_refusals(struct kunit *test)
 }
 
 /*
+ * BIND_QUEUE of a caller killed while another task holds RTNL: -EINTR,
+ * and the queue it made is gone (nothing bound, no reference left);
+ * not killed, the same call binds.
+ */
+static void netgpu_ctx_test_bind_queue_killed(struct kunit *test)
+{
+	struct netgpu_queue_geom geom = { .entries = 64, .entry_size = 8 };
+	struct ctx_holder h = {
+		.lock = ctx_rtnl_lock, .unlock = ctx_rtnl_unlock,
+	};
+	struct ctx_bind_snap before;
+	struct netgpu_region *r;
+	struct netgpu_ctx *ctx;
+	struct task_struct *t;
+	struct mock_nic *nic;
+	struct file *file;
+	u32 qid = 0;
+
+	ctx = ctx_nic_attached(test, &nic, &r);
+	ctx_bind_snap(ctx, r, &before);
+	init_completion(&h.held);
+	init_completion(&h.release);
+	t = kthread_run(ctx_holder_fn, &h, "netgpu-rtnl");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t);
+	wait_for_completion(&h.held);
+
+	allow_signal(SIGKILL);
+	send_sig(SIGKILL, current, 1);
+	file = netgpu_ctx_bind_queue(ctx, &qid, false, &geom);
+	flush_signals(current);
+	disallow_signal(SIGKILL);
+	complete(&h.release);
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(file), -EINTR);
+	ctx_expect_unbound(test, ctx, nic, r, &before, 0);
+	file = netgpu_ctx_bind_queue(ctx, &qid, false, &geom);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	KUNIT_EXPECT_FALSE(test, ctx_nic_plain(nic));
+	/* Closing the file unbinds. */
+	__fput_sync(file);
+	ctx_expect_unbound(test, ctx, nic, r, &before, 0);
+}
+
+/*
  * BIND_QUEUE of a caller with no descriptor to spare (RLIMIT_NOFILE 0):
  * -EMFILE, and the queue bound meanwhile is unbound again when its file
  * goes.
@@ -1749,6 +1793,7 @@ static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_ioctl_stats),
 	KUNIT_CASE(netgpu_ctx_test_ioctl_region_fd),
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_killed),
+	KUNIT_CASE(netgpu_ctx_test_bind_queue_killed),
 	KUNIT_CASE(netgpu_ctx_test_mem_file_fail_nth),
 	KUNIT_CASE(netgpu_ctx_test_open_fail_nth),
 #if IS_ENABLED(CONFIG_NETGPU_NIC)
