@@ -1793,12 +1793,12 @@ static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_ioctl_stats),
 	KUNIT_CASE(netgpu_ctx_test_ioctl_region_fd),
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_killed),
-	KUNIT_CASE(netgpu_ctx_test_bind_queue_killed),
 	KUNIT_CASE(netgpu_ctx_test_mem_file_fail_nth),
 	KUNIT_CASE(netgpu_ctx_test_open_fail_nth),
 #if IS_ENABLED(CONFIG_NETGPU_NIC)
 	KUNIT_CASE(netgpu_ctx_test_bind_queue_fail_nth),
 	KUNIT_CASE(netgpu_ctx_test_bind_queue_late_refusals),
+	KUNIT_CASE(netgpu_ctx_test_bind_queue_killed),
 	KUNIT_CASE(netgpu_ctx_test_bind_queue_no_fd),
 	KUNIT_CASE(netgpu_ctx_test_revoke_other_region),
 #endif
