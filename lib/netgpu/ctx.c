@@ -240,11 +240,7 @@ static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx,
 	if (err)
 		goto err_put_ifq;
 	qf = kzalloc(sizeof(*qf), GFP_KERNEL_ACCOUNT);
-	if (!qf) {
-		err = -ENOMEM;
-		goto err_put_ifq;
-	}
-	err = netgpu_ifq_bind(ifq, ctx->netdev, queue_id, any);
+	err = qf ? netgpu_ifq_bind(ifq, ctx->netdev, queue_id, any) : -ENOMEM;
 	if (err)
 		goto err_free;
 	qf->ctx = ctx;
