@@ -103,12 +103,23 @@ bench-rx: stage
 
 .PHONY: netdevsim-check e1000e-check bench-rx
 
-# One torture campaign (fault/); SEED= DURATION_MS= FAIL_PERMILLE=
-# CONTROL_THREADS= LOOKUP_THREADS= REVOKE_MS= (scripts/torture).
+# One torture campaign over the receive path (fault/campaigns/): CAMPAIGN=
+# (default smoke) SEED= DURATION= (seconds) JOBS= (shards side by side)
+# PLANT= (a planted bug of fault/plant/) KIMG= (scripts/torture).
 torture: stage
 	@scripts/torture
 
-.PHONY: torture
+# Merge the shards' reports (build/torture/*/report.json) into one.
+torture-report:
+	@scripts/torture-report
+
+# The in-kernel campaign over the control path (fault/netgpu_torture.c):
+# SEED= DURATION_MS= FAIL_PERMILLE= CONTROL_THREADS= LOOKUP_THREADS=
+# REVOKE_MS= (scripts/torture-control).
+torture-control: stage
+	@scripts/torture-control
+
+.PHONY: torture torture-report torture-control
 
 # GCOV kernel, all suites, lcov + genhtml into coverage/html/; enforces coverage/threshold.
 coverage: stage

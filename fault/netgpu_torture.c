@@ -11,7 +11,7 @@
  * (current->fail_nth).
  *
  * Armed by netgpu_torture.duration_ms=<ms> on the command line (fault/
- * and `make torture`); unarmed, the case is skipped.  It prints the seed
+ * and `make torture-control`); unarmed, the case is skipped.  It prints the seed
  * and parameters it runs with, progress every two seconds, and a report:
  * operations and their results, faults injected, findings.  A finding is
  * a result the contracts do not allow (an errno outside the operation's
@@ -754,7 +754,7 @@ static void netgpu_torture_campaign(struct kunit *test)
 
 	tt_teardown(test, t);
 	tt_report(test, t);
-	kunit_info(test, "torture: reproduce: make torture SEED=%lu DURATION_MS=%u FAIL_PERMILLE=%u CONTROL_THREADS=%u LOOKUP_THREADS=%u REVOKE_MS=%u\n",
+	kunit_info(test, "torture: reproduce: make torture-control SEED=%lu DURATION_MS=%u FAIL_PERMILLE=%u CONTROL_THREADS=%u LOOKUP_THREADS=%u REVOKE_MS=%u\n",
 		   seed, duration_ms, fail_permille, control_threads,
 		   lookup_threads, revoke_ms);
 	KUNIT_EXPECT_GT(test, tt_total_ops(t), 0);

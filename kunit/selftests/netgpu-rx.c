@@ -660,6 +660,56 @@ static void rx_report(struct rx *rx, double secs, double cpu)
 	       (unsigned long long)st.rx_refused);
 }
 
+static int rx_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * After a whole stream: the tool gave every buffer back as soon as it
+ * read it, so the buffers the kernel counts as user space's (bufs_user)
+ * can only be those of entries still waiting in the fill ring.  More is
+ * a reference the kernel took for a descriptor user space never got: a
+ * buffer lost until the queue is closed (the torture campaigns'
+ * per-stream invariant, fault/README.md).
+ */
+static int rx_check_urefs(struct rx *rx)
+{
+	const uint64_t *slots = (const uint64_t *)(rx->fill + 1);
+	struct netgpu_stats st;
+	uint32_t cons = 0, n, i, distinct = 0;
+	uint64_t *pend;
+	int tries;
+
+	for (tries = 0; tries < 10; tries++) {
+		cons = __atomic_load_n(&rx->fill->cons, __ATOMIC_ACQUIRE);
+		memset(&st, 0, sizeof(st));
+		/* The queue gone (a device unplugged): nothing to check. */
+		if (ioctl(rx->ifq_fd, NETGPU_IOCTL_GET_STATS, &st) < 0)
+			return 0;
+		if (cons == __atomic_load_n(&rx->fill->cons, __ATOMIC_ACQUIRE))
+			break;
+	}
+	n = rx->fill_prod - cons;
+	pend = calloc(n + 1, sizeof(*pend));
+	if (!pend)
+		return 0;
+	for (i = 0; i < n; i++)
+		pend[i] = slots[(cons + i) & (rx->fill_entries - 1)] &
+			  ~(uint64_t)(rx->page - 1);
+	qsort(pend, n, sizeof(*pend), rx_cmp_u64);
+	for (i = 0; i < n; i++)
+		distinct += !i || pend[i] != pend[i - 1];
+	free(pend);
+	if (st.bufs_user <= distinct)
+		return 0;
+	printf("netgpu-rx: user references: the kernel holds %llu buffers for user space, which holds none and has %u in the fill ring\n",
+	       (unsigned long long)st.bufs_user, distinct);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -787,6 +837,9 @@ int main(int argc, char **argv)
 	}
 	if (rx.mismatches || (rx.bytes && rx.got != rx.bytes &&
 			      rx.hostile != RX_HOLD))
+		ret = 1;
+	if (!ret && rx.hostile != RX_HOLD && !rx.removed &&
+	    rx_check_urefs(&rx))
 		ret = 1;
 	return ret;
 }

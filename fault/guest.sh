@@ -1,0 +1,456 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Guest script of scripts/torture (busybox sh, run as /guest/run by
+# scripts/initramfs-run): one torture campaign over netgpu's real
+# receive path.  /guest/campaign.env holds the campaign, normalized by
+# the host (scripts/torture): C_NAME, C_SEED, C_DURATION, C_PAIRS,
+# C_STREAM_BYTES, C_MEMORY, C_HOSTILE, C_HOSTILE_PERMILLE,
+# C_REVOKE_PERMILLE, C_UNPLUG_PERMILLE, C_RESET_PERMILLE, C_FUZZ_PROCS,
+# C_FAULTS (the armed sites) and C_FAULT_<site> ("probability interval
+# times space who"), C_REPEAT (the command that repeats the run).
+#
+# What runs: C_PAIRS pairs of linked netdevsim devices (receiver ngr<i>
+# in namespace A, sender ngs<i> in namespace B), each with a worker
+# that runs streams one after another until the campaign's time is up:
+# netgpu-rx binds ngr<i>'s queue, B sends a seeded stream of a drawn
+# size, netgpu-rx checks every byte.  Each stream draws its memory, a
+# hostile behaviour, and an event (its memory removed, its device
+# deleted, its queue restarted) from the worker's generator, seeded
+# from the campaign's seed.  Beside them, C_FUZZ_PROCS ABI fuzzers on a
+# device of their own, and the fault sites armed in debugfs.
+#
+# Every 10 s: a progress line and a checkpoint of netgpu's accounting
+# (/sys/kernel/debug/netgpu/accounting).  At the end, with the faults
+# disarmed: the invariants (accounting, contexts gone, page pools gone,
+# pins back, no dma-buf left, kmemleak clean).  The report is KTAP (one
+# suite, torture_<name>) with "# report: " lines that scripts/torture
+# turns into text and JSON.
+
+. /lib/ktap.sh
+# in_a, in_b, new_netns, wait_for, pins_out, pins_back, no_dmabufs,
+# ngrx_pools_gone, case_kmemleak...
+. /guest/net.sh
+. /guest/campaign.env
+
+NSIM_TCP=/guest/nsim_tcp
+NSIM_NETGPU=/guest/nsim_netgpu
+NETGPU_RX=/guest/netgpu-rx
+NETGPU_FUZZ=/guest/netgpu-fuzz
+BUS=/sys/bus/netdevsim
+NDFS=/sys/kernel/debug/netdevsim
+DFS=/sys/kernel/debug
+ACCT=$DFS/netgpu/accounting
+W=/tmp/torture
+FUZZ_ID=300
+# A stream that makes no progress for this long is stuck: a finding
+# for a nice stream.
+RX_TIMEOUT=30
+SEND_TIMEOUT=240
+
+mkdir -p $W
+: > $W/streams
+: > $W/findings
+
+now() { cut -d. -f1 /proc/uptime; }
+
+finding() {
+	echo "at $(($(now) - ${START:-$(now)})) s: $*" >> $W/findings
+	ktap_diag "finding: $*"
+}
+
+report() { echo "    # report: $*"; }
+
+# pick <comma list>: one of its words, drawn from $RANDOM.
+pick() {
+	local n=0 k w
+	for w in $(echo "$1" | tr , ' '); do n=$((n + 1)); done
+	k=$((RANDOM % n))
+	for w in $(echo "$1" | tr , ' '); do
+		[ $k -eq 0 ] && { echo "$w"; return; }
+		k=$((k - 1))
+	done
+}
+
+# ----- devices -----
+
+# pair_up <i>: netdevsim devices 100+2i (ngr<i>, namespace A,
+# 10.90.<i>.1) and 101+2i (ngs<i>, namespace B, 10.90.<i>.2), linked,
+# up, header split on.  Under injected faults a step may fail: retried.
+pair_up() {
+	local i=$1 r=$((100 + 2 * $1)) s=$((101 + 2 * $1)) ir is try
+	for try in 1 2 3 4 5 6 7 8; do
+		pair_down "$i"
+		echo "$r 1 1" > $BUS/new_device 2>/dev/null || continue
+		echo "$s 1 1" > $BUS/new_device 2>/dev/null || continue
+		ip link set dev "$(ls $BUS/devices/netdevsim$r/net/)" name ngr$i 2>/dev/null &&
+		ip link set dev "$(ls $BUS/devices/netdevsim$s/net/)" name ngs$i 2>/dev/null &&
+		ip link set dev ngr$i netns "$PID_A" 2>/dev/null &&
+		ip link set dev ngs$i netns "$PID_B" 2>/dev/null &&
+		in_a ip addr add 10.90.$i.1/24 dev ngr$i 2>/dev/null &&
+		in_b ip addr add 10.90.$i.2/24 dev ngs$i 2>/dev/null &&
+		in_a ip link set dev ngr$i up 2>/dev/null &&
+		in_b ip link set dev ngs$i up 2>/dev/null || continue
+		echo 1 > $NDFS/netdevsim$r/ports/0/rx_split || continue
+		ir=$(ifindex in_a ip link show dev ngr$i)
+		is=$(ifindex in_b ip link show dev ngs$i)
+		echo "5:$ir 6:$is" > $BUS/link_device 2>/dev/null || continue
+		return 0
+	done
+	return 1
+}
+
+pair_down() {
+	local r=$((100 + 2 * $1)) s=$((101 + 2 * $1))
+	[ -d $BUS/devices/netdevsim$r ] && echo $r > $BUS/del_device
+	[ -d $BUS/devices/netdevsim$s ] && echo $s > $BUS/del_device
+	return 0
+}
+
+# ----- faults -----
+
+# fault_arm <site> <probability> <interval> <times> <space> <who>: who
+# is "all" (every context), "atomic" (every context, allocations that
+# may not sleep: NAPI's, the socket path's GFP_ATOMIC ones) or
+# "receivers" (the task filter: the receivers only, make-it-fail).
+# times -1 becomes 10^9, so that what is left tells the count.
+fault_arm() {
+	local d=$DFS/$1 t=$4
+	[ -d "$d" ] || { finding "fault site $1 is not in debugfs ($d)"; return 1; }
+	[ "$t" = -1 ] && t=1000000000
+	echo 0 > "$d/probability"
+	echo 0 > "$d/verbose"
+	echo "$3" > "$d/interval"
+	echo "$t" > "$d/times"
+	echo "$5" > "$d/space"
+	[ -f "$d/min-order" ] && echo 0 > "$d/min-order"
+	case $6 in
+	all|atomic) echo N > "$d/task-filter" ;;
+	receivers) echo Y > "$d/task-filter"; MIF=1 ;;
+	esac
+	if [ -f "$d/ignore-gfp-wait" ]; then
+		[ "$6" = atomic ] && echo Y > "$d/ignore-gfp-wait" ||
+			echo N > "$d/ignore-gfp-wait"
+	fi
+	echo "$t" > $W/times.$1
+	echo "$2" > "$d/probability"
+}
+
+faults_on() {
+	local site
+	MIF=0
+	for site in $C_FAULTS; do
+		eval "fault_arm $site \$C_FAULT_$site"
+	done
+}
+
+# Disarmed, and the count of each site's injected faults reported.
+faults_off() {
+	local site t0 t
+	for site in $C_FAULTS; do
+		[ -f $W/times.$site ] || continue
+		echo 0 > $DFS/$site/probability
+		t0=$(cat $W/times.$site)
+		t=$(cat $DFS/$site/times)
+		echo "$site $((t0 - t))" >> $W/injected
+	done
+}
+
+# ----- accounting -----
+
+# acct_balanced: every context's buffers add up (lost 0) and its user
+# references are the descriptors it handed out less those given back
+# (urefs = outstanding).  Under traffic a snapshot may fall between
+# two steps of one buffer: up to 20 reads, 100 ms apart.
+acct_balanced() {
+	local n=0
+	[ -r $ACCT ] || return 0
+	while [ $n -lt 20 ]; do
+		awk '/^ctx / { for (i = 1; i < NF; i += 2) v[$i] = $(i + 1)
+			       if (v["lost"] != 0 || v["urefs"] != v["outstanding"]) bad++ }
+		     END { exit bad > 0 }' $ACCT && return 0
+		n=$((n + 1))
+		usleep 100000
+	done
+	cp $ACCT $W/acct.bad
+	return 1
+}
+
+checkpoint() {
+	CHECKPOINTS=$((CHECKPOINTS + 1))
+	acct_balanced && return 0
+	finding "checkpoint $CHECKPOINTS: accounting unbalanced for 2 s: $(grep -v '^contexts' $W/acct.bad | awk '{ for (i = 1; i < NF; i += 2) v[$i] = $(i + 1)
+		if (v["lost"] != 0 || v["urefs"] != v["outstanding"]) printf "%s; ", $0 }')"
+}
+
+# ----- streams -----
+
+# stream <i> <k>: one stream on pair i, its parameters drawn from the
+# worker's $RANDOM; one line in $W/streams.
+stream() {
+	local i=$1 k=$2 port=$((20000 + $1 * 1000 + $2 % 1000)) bytes mem hostile ev r
+	local sseed args rpid spid src rrc out=$W/rx.$1 tx=$W/tx.$1 at res err got mm
+	local dev=$((100 + 2 * $1))
+	sseed=$(( (C_SEED * 7919 + i * 104729 + k) % 2147483647 + 1 ))
+	bytes=$(( C_STREAM_BYTES / 4 + (RANDOM * 32768 + RANDOM) % (C_STREAM_BYTES * 3 / 4 + 1) ))
+	mem=$(pick "$C_MEMORY")
+	hostile=nice
+	[ $((RANDOM % 1000)) -lt "$C_HOSTILE_PERMILLE" ] && hostile=$(pick "$C_HOSTILE")
+	ev=none
+	r=$((RANDOM % 1000))
+	if [ $r -lt "$C_REVOKE_PERMILLE" ]; then
+		ev=revoke
+	elif [ $r -lt $((C_REVOKE_PERMILLE + C_UNPLUG_PERMILLE)) ]; then
+		ev=unplug
+	elif [ $r -lt $((C_REVOKE_PERMILLE + C_UNPLUG_PERMILLE + C_RESET_PERMILLE)) ]; then
+		ev=reset
+	fi
+	# Where the event strikes: bytes for a removal, else milliseconds
+	# after the bind.
+	at=$((100 + RANDOM % 1500))
+	[ $ev = revoke ] && at=$((bytes / 8 + (RANDOM * 32768 + RANDOM) % (bytes / 2)))
+
+	args="-i ngr$i -q 0 -l $port -n $bytes -v $sseed -m $mem -s 4"
+	[ "$mem" = host ] || args="$args --copy-mib 1"
+	case $hostile in
+	hold) args="$args -t 5 --hostile hold" ;;
+	garbage|double) args="$args -t $RX_TIMEOUT --hostile $hostile" ;;
+	*) args="$args -t $RX_TIMEOUT" ;;
+	esac
+	[ $ev = revoke ] && args="$args --remove-region $at"
+
+	nsenter -t "$PID_A" -n $NETGPU_RX $args > $out 2>&1 &
+	rpid=$!
+	if ! wait_for $out '^netgpu-rx: listening' 30 $rpid; then
+		wait $rpid
+		rrc=$?
+		res=refused
+		err=$(sed -n 's/^netgpu-rx: \(.*\): \(.*\)$/\1: \2/p' $out | head -n 1)
+		echo "stream $i.$k seed $sseed bytes $bytes mem $mem hostile $hostile event $ev sent - rx_exit $rrc got 0 mismatches 0 zc 0 result $res errno ${err:-none}" |
+			tr -s ' ' >> $W/streams
+		[ "$MIF" = 1 ] || finding "stream $i.$k: netgpu-rx did not listen: $(head -n 3 $out | tr '\n' ' ')"
+		return
+	fi
+	[ "$MIF" = 1 ] && echo 1 > /proc/$rpid/make-it-fail
+	nsenter -t "$PID_B" -n timeout $SEND_TIMEOUT $NSIM_TCP send 10.90.$i.1 $port $bytes $sseed > $tx 2>&1 &
+	spid=$!
+	case $hostile/$ev in
+	kill/*)
+		wait_for $out '^netgpu-rx: bound' 30 $rpid &&
+			{ usleep $((at * 1000)); kill -KILL $rpid 2>/dev/null; } ;;
+	*/unplug)
+		wait_for $out '^netgpu-rx: bound' 30 $rpid &&
+			{ usleep $((at * 1000)); echo $dev > $BUS/del_device; } ;;
+	*/reset)
+		wait_for $out '^netgpu-rx: bound' 30 $rpid &&
+			{ usleep $((at * 1000)); echo "0 1" > $NDFS/netdevsim$dev/ports/0/queue_reset 2>/dev/null; } ;;
+	esac
+	wait $spid
+	src=$?
+	# A sender that gave up leaves the receiver in accept() or read.
+	[ $src -eq 0 ] || { sleep 1; kill $rpid 2>/dev/null; }
+	wait $rpid
+	rrc=$?
+	got=$(sed -n 's/^netgpu-rx: bytes=\([0-9]*\) .*/\1/p' $out)
+	mm=$(sed -n 's/.* mismatches=\([0-9]*\) .*/\1/p' $out)
+	zc=$(sed -n 's/.* zc=\([0-9]*\) .*/\1/p' $out)
+	err=$(grep -v '^netgpu-rx: \(bytes=\|listening\|bound\|removed\|stalled\|user references\)' $out |
+	      sed -n 's/^netgpu-rx: \(.*\): \(.*\)$/\1: \2/p' | head -n 1)
+	res=ok
+	if [ "${mm:-0}" -gt 0 ]; then
+		res=corrupt
+		finding "stream $i.$k (seed $sseed): ${mm} bad bytes: $(grep bytes= $out)"
+	elif grep -q '^netgpu-rx: user references' $out; then
+		res=leak
+		finding "stream $i.$k (seed $sseed): $(grep '^netgpu-rx: user references' $out)"
+	elif [ $hostile = kill ]; then
+		res=killed
+	elif [ $ev = unplug ]; then
+		res=unplugged
+	elif [ $hostile = hold ]; then
+		res=held
+		grep -q 'stalled as expected' $out || [ "$rrc" -eq 0 ] || res=failed
+	elif [ $rrc -eq 0 ] && [ "$got" = "$bytes" ] && [ $src -eq 0 ]; then
+		res=ok
+	elif [ -n "$err" ] && [ "$MIF" = 1 ] && echo "$err" | grep -q 'Cannot allocate memory'; then
+		res=refused
+	elif [ -n "$err" ] && echo "$err" | grep -q 'NETGPU_CTX_IOCTL_BIND_QUEUE: Cannot allocate memory\|NETGPU_CTX_IOCTL_ATTACH_REGION: Cannot allocate memory' &&
+	     echo " $C_FAULTS " | grep -q ' fail_netgpu_dma_map '; then
+		res=refused
+	else
+		res=failed
+	fi
+	if [ $res = failed ]; then
+		finding "stream $i.$k (seed $sseed, $mem, $hostile, event $ev): receiver exit $rrc, sender exit $src, $(grep -v '^netgpu-rx: listening' $out | tr '\n' ' ') / $(tr '\n' ' ' < $tx)"
+	fi
+	[ $ev = reset ] && [ $res = ok ] && res=ok_reset
+	[ $ev = revoke ] && [ $res = ok ] && res=ok_revoked
+	echo "stream $i.$k seed $sseed bytes $bytes mem $mem hostile $hostile event $ev sent $src rx_exit $rrc got ${got:-0} mismatches ${mm:-0} zc ${zc:-0} result $res errno ${err:-none}" |
+		tr -s ' ' >> $W/streams
+	if [ $ev = unplug ]; then
+		pair_up "$i" || finding "pair $i: could not be created again after its unplug"
+	fi
+}
+
+worker() {
+	local i=$1 k=0
+	RANDOM=$((C_SEED * 16 + i + 1))
+	while [ "$(now)" -lt "$END" ]; do
+		k=$((k + 1))
+		stream "$i" "$k"
+	done
+}
+
+fuzzer() {
+	nsenter -t "$PID_A" -n timeout $((C_DURATION + 120)) $NETGPU_FUZZ \
+		-s "$C_SEED" -t "$C_DURATION" -p "$C_FUZZ_PROCS" -i ngf0 -q 0 > $W/fuzz.out 2>&1
+	echo $? > $W/fuzz.rc
+}
+
+# ----- cases -----
+
+case_setup() {
+	ktap_check "netdevsim bus present" test -d $BUS
+	[ $ktap_fail -eq 0 ] || return 1
+	echo clear > $DFS/kmemleak 2>/dev/null
+	PID_A=$(new_netns)
+	PID_B=$(new_netns)
+	in_a ip link set dev lo up
+	in_b ip link set dev lo up
+	exec 5< /proc/$PID_A/ns/net
+	exec 6< /proc/$PID_B/ns/net
+	for i in $(seq 0 $((C_PAIRS - 1))); do
+		ktap_check "pair $i up (ngr$i, ngs$i)" pair_up "$i"
+	done
+	if [ "$C_FUZZ_PROCS" -gt 0 ]; then
+		echo "$FUZZ_ID 1 1" > $BUS/new_device
+		ip link set dev "$(ls $BUS/devices/netdevsim$FUZZ_ID/net/)" name ngf0
+		ip link set dev ngf0 netns "$PID_A"
+		in_a ip link set dev ngf0 up
+		ktap_check "fuzzers' device ngf0 in A" quiet in_a ip link show dev ngf0
+	fi
+	ktap_check "ping over pair 0" quiet in_b ping -c 2 -W 5 10.90.0.1
+	PINS0=$(pins_out)
+	ktap_diag "FOLL_PIN pins out before the campaign: $PINS0"
+	[ -r $ACCT ] || ktap_diag "no $ACCT: this kernel has no netgpu accounting (checkpoints skipped)"
+	return $ktap_fail
+}
+
+progress() {
+	local t=$(($(now) - START))
+	awk -v t=$t -v d=$C_DURATION -v f=$(wc -l < $W/findings) -v c=$CHECKPOINTS '
+		{ n++; for (i = 3; i < NF; i += 2) v[$i] = $(i + 1)
+		  res[v["result"]]++; got += v["got"] }
+		END { printf "    # torture: %d/%d s streams %d (", t, d, n
+		      s = ""; for (k in res) { printf "%s%s %d", s, k, res[k]; s = ", " }
+		      printf ") bytes %d checkpoints %d findings %d\n", got, c, f }' $W/streams
+}
+
+case_traffic() {
+	local i
+	START=$(now)
+	END=$((START + C_DURATION))
+	CHECKPOINTS=0
+	ktap_diag "campaign $C_NAME seed $C_SEED duration $C_DURATION s: $C_PAIRS pairs, streams up to $C_STREAM_BYTES bytes, faults: ${C_FAULTS:-none}"
+	faults_on
+	[ "$C_FUZZ_PROCS" -gt 0 ] && { fuzzer & FUZZ_BG=$!; }
+	WORKERS=
+	for i in $(seq 0 $((C_PAIRS - 1))); do
+		worker "$i" &
+		WORKERS="$WORKERS $!"
+	done
+	while [ "$(now)" -lt "$END" ]; do
+		sleep 10
+		progress
+		checkpoint
+	done
+	ktap_diag "time is up: waiting for the streams under way"
+	for i in $WORKERS; do wait "$i"; done
+	[ -n "${FUZZ_BG:-}" ] && wait "$FUZZ_BG"
+	faults_off
+	progress
+	checkpoint
+	if [ "$C_FUZZ_PROCS" -gt 0 ]; then
+		diag_file netgpu-fuzz $W/fuzz.out
+		ktap_check "netgpu-fuzz exited 0 ($(cat $W/fuzz.rc))" test "$(cat $W/fuzz.rc)" = 0 ||
+			finding "netgpu-fuzz exited $(cat $W/fuzz.rc)"
+	fi
+	ktap_check "streams ran" test -s $W/streams
+	ktap_check "no finding during the traffic" test ! -s $W/findings
+	return $ktap_fail
+}
+
+case_invariants() {
+	local i=0
+	# Every context gone once its owners are (revocations and scrubs
+	# may still be queued).
+	if [ -r $ACCT ]; then
+		while ! grep -q '^contexts 0$' $ACCT; do
+			i=$((i + 1))
+			[ $i -le 40 ] || break
+			[ $i -ne 10 ] || "$NSIM_TCP" kick > /dev/null 2>&1
+			usleep 250000
+		done
+		ktap_check "accounting: no context left" grep -q '^contexts 0$' $ACCT ||
+			{ diag_file accounting $ACCT; finding "contexts left after the campaign"; }
+	fi
+	ktap_check "no page pool left waiting for buffers in A" ngrx_pools_gone ||
+		finding "page pools still in flight after the campaign"
+	ktap_check "pins back to $PINS0" pins_back "$PINS0" ||
+		finding "FOLL_PIN pins out: $(pins_out), $PINS0 before"
+	ktap_check "no dma-buf left (exporters hold no attachment)" no_dmabufs ||
+		finding "dma-bufs left after the campaign"
+	for i in $(seq 0 $((C_PAIRS - 1))); do pair_down "$i"; done
+	[ -d $BUS/devices/netdevsim$FUZZ_ID ] && echo $FUZZ_ID > $BUS/del_device
+	kill "$PID_A" "$PID_B"
+	return $ktap_fail
+}
+
+case_leaks() {
+	case_kmemleak || finding "kmemleak reports leaks"
+	return $ktap_fail
+}
+
+# The report, for scripts/torture: one line per kind of thing.
+final_report() {
+	report "campaign $C_NAME seed $C_SEED duration $C_DURATION"
+	report "repeat $C_REPEAT"
+	awk '{ for (i = 3; i < NF; i += 2) v[$i] = $(i + 1)
+	       n++; res[v["result"]]++; kind[v["mem"] "/" v["hostile"] "/" v["event"]]++
+	       got += v["got"]; if (v["mismatches"] == 0) ver += v["got"]; zc += v["zc"]
+	       if (v["errno"] != "none") { e = $0; sub(/.* errno /, "", e); err[e]++ } }
+	     END { printf "    # report: streams %d\n", n
+		   for (k in res) printf "    # report: result %s %d\n", k, res[k]
+		   for (k in kind) printf "    # report: operation %s %d\n", k, kind[k]
+		   for (k in err) printf "    # report: errno %s = %d\n", k, err[k]
+		   printf "    # report: bytes moved %d verified %d zero_copy %d\n", got, ver, zc }' $W/streams
+	[ -f $W/fuzz.out ] && report "operation fuzz $(sed -n 's/^netgpu-fuzz: done //p' $W/fuzz.out)"
+	[ -f $W/injected ] && while read -r site n; do report "fault $site $n"; done < $W/injected
+	report "checkpoints $CHECKPOINTS"
+	report "findings $(wc -l < $W/findings)"
+	while read -r l; do report "finding $l"; done < $W/findings
+}
+
+# One case per armed fault site: ok if the campaign injected faults
+# there, skipped if it never reached the site.
+case_fault_site() {
+	local n
+	n=$(sed -n "s/^$SITE //p" $W/injected 2>/dev/null)
+	ktap_diag "$SITE: ${n:-no} faults injected ($(eval echo \$C_FAULT_$SITE))"
+	[ "${n:-0}" -gt 0 ] && return 0
+	ktap_skip_reason="no fault injected at $SITE"
+	return 77
+}
+
+set -- $C_FAULTS
+ktap_begin "torture_$C_NAME" $((4 + $#))
+ktap_case "torture_${C_NAME}_setup" case_setup
+if [ $ktap_failed -eq 0 ]; then
+	ktap_case "torture_${C_NAME}_traffic" case_traffic
+	for SITE in $C_FAULTS; do
+		ktap_case "torture_${C_NAME}_fault_$SITE" case_fault_site
+	done
+	ktap_case "torture_${C_NAME}_invariants" case_invariants
+	ktap_case "torture_${C_NAME}_kmemleak" case_leaks
+fi
+final_report
+ktap_end
