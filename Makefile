@@ -106,7 +106,7 @@ bench-rx: stage
 # One torture campaign over the receive path (fault/campaigns/): CAMPAIGN=
 # (default smoke) SEED= DURATION= (seconds) JOBS= (shards side by side)
 # PLANT= (a planted bug of fault/plant/) KIMG= (scripts/torture).
-torture: stage
+torture: pristine
 	@scripts/torture
 
 # Merge the shards' reports (build/torture/*/report.json) into one.

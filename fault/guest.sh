@@ -182,13 +182,38 @@ checkpoint() {
 		if (v["lost"] != 0 || v["urefs"] != v["outstanding"]) printf "%s; ", $0 }')"
 }
 
+# DMA mappings live (CONFIG_DMA_API_DEBUG's list), "none" without it.
+dma_maps() {
+	[ -r $DFS/dma-api/dump ] || { echo none; return; }
+	wc -l < $DFS/dma-api/dump
+}
+
+# Pages charged to root's RLIMIT_MEMLOCK (locked_vm), as netgpu's
+# accounting file reports it; "none" without it.
+memlock() {
+	local v
+	v=$(sed -n 's/^memlock \([0-9]*\)$/\1/p' $ACCT 2>/dev/null)
+	echo "${v:-none}"
+}
+
+# back_to <what> <command> <start>: the command prints <start> again
+# within 5 s (mappings and charges of closing queues may still be going).
+back_to() {
+	local i=0
+	while [ "$($2)" != "$3" ]; do
+		i=$((i + 1))
+		[ $i -le 10 ] || { ktap_diag "$1: $($2), $3 before"; return 1; }
+		usleep 500000
+	done
+}
+
 # ----- streams -----
 
 # stream <i> <k>: one stream on pair i, its parameters drawn from the
 # worker's $RANDOM; one line in $W/streams.
 stream() {
 	local i=$1 k=$2 port=$((20000 + $1 * 1000 + $2 % 1000)) bytes mem hostile ev r
-	local sseed args rpid spid src rrc out=$W/rx.$1 tx=$W/tx.$1 at res err got mm
+	local sseed args rpid spid src rrc out=$W/rx.$1 tx=$W/tx.$1 at res err got mm line zc
 	local dev=$((100 + 2 * $1))
 	sseed=$(( (C_SEED * 7919 + i * 104729 + k) % 2147483647 + 1 ))
 	bytes=$(( C_STREAM_BYTES / 4 + (RANDOM * 32768 + RANDOM) % (C_STREAM_BYTES * 3 / 4 + 1) ))
@@ -244,12 +269,23 @@ stream() {
 		wait_for $out '^netgpu-rx: bound' 30 $rpid &&
 			{ usleep $((at * 1000)); echo "0 1" > $NDFS/netdevsim$dev/ports/0/queue_reset 2>/dev/null; } ;;
 	esac
-	wait $spid
-	src=$?
-	# A sender that gave up leaves the receiver in accept() or read.
-	[ $src -eq 0 ] || { sleep 1; kill $rpid 2>/dev/null; }
-	wait $rpid
-	rrc=$?
+	if [ $hostile = kill ] || [ $ev = unplug ]; then
+		# The receiver is gone, or its device: the sender would
+		# retransmit into the void until its timeout.
+		wait $rpid
+		rrc=$?
+		sleep 1
+		kill $spid 2>/dev/null
+		wait $spid
+		src=$?
+	else
+		wait $spid
+		src=$?
+		# A sender that gave up leaves the receiver in accept().
+		[ $src -eq 0 ] || { sleep 1; kill $rpid 2>/dev/null; }
+		wait $rpid
+		rrc=$?
+	fi
 	got=$(sed -n 's/^netgpu-rx: bytes=\([0-9]*\) .*/\1/p' $out)
 	mm=$(sed -n 's/.* mismatches=\([0-9]*\) .*/\1/p' $out)
 	zc=$(sed -n 's/.* zc=\([0-9]*\) .*/\1/p' $out)
@@ -284,8 +320,10 @@ stream() {
 	fi
 	[ $ev = reset ] && [ $res = ok ] && res=ok_reset
 	[ $ev = revoke ] && [ $res = ok ] && res=ok_revoked
-	echo "stream $i.$k seed $sseed bytes $bytes mem $mem hostile $hostile event $ev sent $src rx_exit $rrc got ${got:-0} mismatches ${mm:-0} zc ${zc:-0} result $res errno ${err:-none}" |
-		tr -s ' ' >> $W/streams
+	line=$(echo "stream $i.$k seed $sseed bytes $bytes mem $mem hostile $hostile event $ev sent $src rx_exit $rrc got ${got:-0} mismatches ${mm:-0} zc ${zc:-0} result $res errno ${err:-none}" |
+		tr -s ' ')
+	echo "$line" >> $W/streams
+	ktap_diag "$line"
 	if [ $ev = unplug ]; then
 		pair_up "$i" || finding "pair $i: could not be created again after its unplug"
 	fi
@@ -312,6 +350,7 @@ case_setup() {
 	ktap_check "netdevsim bus present" test -d $BUS
 	[ $ktap_fail -eq 0 ] || return 1
 	echo clear > $DFS/kmemleak 2>/dev/null
+	MAPS0=$(dma_maps)
 	PID_A=$(new_netns)
 	PID_B=$(new_netns)
 	in_a ip link set dev lo up
@@ -330,7 +369,8 @@ case_setup() {
 	fi
 	ktap_check "ping over pair 0" quiet in_b ping -c 2 -W 5 10.90.0.1
 	PINS0=$(pins_out)
-	ktap_diag "FOLL_PIN pins out before the campaign: $PINS0"
+	MEMLOCK0=$(memlock)
+	ktap_diag "before the campaign: FOLL_PIN pins out $PINS0, DMA mappings $MAPS0 (before the devices), memlock $MEMLOCK0 pages"
 	[ -r $ACCT ] || ktap_diag "no $ACCT: this kernel has no netgpu accounting (checkpoints skipped)"
 	return $ktap_fail
 }
@@ -358,8 +398,11 @@ case_traffic() {
 		worker "$i" &
 		WORKERS="$WORKERS $!"
 	done
+	# Progress and a checkpoint every 10 s of guest time, on the mark.
+	next=$START
 	while [ "$(now)" -lt "$END" ]; do
-		sleep 10
+		next=$((next + 10))
+		while [ "$(now)" -lt "$next" ]; do sleep 1; done
 		progress
 		checkpoint
 	done
@@ -399,8 +442,14 @@ case_invariants() {
 		finding "FOLL_PIN pins out: $(pins_out), $PINS0 before"
 	ktap_check "no dma-buf left (exporters hold no attachment)" no_dmabufs ||
 		finding "dma-bufs left after the campaign"
+	ktap_check "memlock charge back to $MEMLOCK0 pages" back_to memlock memlock "$MEMLOCK0" ||
+		finding "memlock: $(memlock) pages charged, $MEMLOCK0 before the campaign"
+	# The devices' own page pools keep pages mapped while they live.
 	for i in $(seq 0 $((C_PAIRS - 1))); do pair_down "$i"; done
 	[ -d $BUS/devices/netdevsim$FUZZ_ID ] && echo $FUZZ_ID > $BUS/del_device
+	ktap_check "DMA mappings back to $MAPS0 once the devices are gone" \
+		back_to "DMA mappings" dma_maps "$MAPS0" ||
+		finding "DMA mappings: $(dma_maps), $MAPS0 before the campaign"
 	kill "$PID_A" "$PID_B"
 	return $ktap_fail
 }
