@@ -1996,12 +1996,16 @@ static void netgpu_mem_test_revoke_async_pending(struct kunit *test)
 
 	/*
 	 * The work cannot finish while the revoke lock is held: it is
-	 * pending, or running and then pending again, for the later calls.
+	 * pending, or running (blocked on the lock), or both, whenever a
+	 * worker picks it up; each later call either queues it again or
+	 * drops the reference it took.  work_pending() alone would race
+	 * with a worker starting the work after the last call.
 	 */
 	mutex_lock(&r->revoke_lock);
 	for (i = 0; i < 3; i++)
 		netgpu_region_revoke_async(r);
-	KUNIT_EXPECT_TRUE(test, work_pending(&r->revoke_work));
+	KUNIT_EXPECT_NE(test, work_busy(&r->revoke_work), 0U);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(r->revoked));
 	mutex_unlock(&r->revoke_lock);
 	netgpu_region_flush_revoke(r);
 
