@@ -2099,6 +2099,7 @@ static void netgpu_sock_test_copy(struct kunit *test)
  */
 static void netgpu_sock_test_copy_mixed(struct kunit *test)
 {
+	struct netgpu_account a = {};
 	struct nic_fix *f = nic_fix(test, 2);
 	struct netgpu_region *gr;
 	struct netgpu_ifq *ifq;
@@ -2139,6 +2140,15 @@ static void netgpu_sock_test_copy_mixed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 64), 0);
 	KUNIT_EXPECT_EQ(test, s->st.status, NETGPU_RECV_NO_BUFFERS);
 	kfree_skb(skb);
+	/* The accounting counts both lists, and the two copies held. */
+	netgpu_ifq_account(ifq, &a);
+	spin_lock_bh(&ifq->fill_lock);
+	KUNIT_EXPECT_EQ(test, a.free, netgpu_cache_count(ifq->free) +
+			netgpu_cache_count(ifq->copy));
+	spin_unlock_bh(&ifq->fill_lock);
+	KUNIT_EXPECT_EQ(test, a.copies, 2);
+	KUNIT_EXPECT_EQ(test, a.total, ifq->nr_bufs);
+	KUNIT_EXPECT_EQ(test, a.total - a.free - a.pool - a.copies, 0);
 	/* Scrubbed, the copies go home; the pool lets the rest go. */
 	netgpu_ifq_scrub(ifq);
 	nic_pool_done(test, ifq, pp);
