@@ -13,9 +13,13 @@ OUT		:= $(CURDIR)/build
 # Suites to run; kunit.py's --filter_glob (empty: all).
 FILTER		?=
 # The fault-injection boot options every suite relies on (patches/0001).
+# netgpu's fault points get their boot parameter too, unarmed
+# (probability 0): the parser runs in every boot, the suites arm them.
 FAULT_ARGS	:= failslab.ignore_gfp_wait=N fail_page_alloc.ignore_gfp_wait=N \
 		   fail_page_alloc.min_order=0 \
-		   failslab.verbose=1 fail_page_alloc.verbose=1
+		   failslab.verbose=1 fail_page_alloc.verbose=1 \
+		   fail_netgpu_refill=1,0,0,-1 fail_netgpu_dma_map=1,0,0,-1 \
+		   fail_netgpu_rx_ring=1,0,0,-1
 
 CCACHE_DIR	?= $(NETGPU_CACHE)/ccache
 export NETGPU_CACHE PRISTINE SRC OUT CCACHE_DIR BUILD BENCH_BUILD FAULT_ARGS

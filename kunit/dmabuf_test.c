@@ -546,6 +546,35 @@ static void netgpu_dmabuf_test_exporter_refuses(struct kunit *test)
 	expect_exporter(test, buf, 1);
 }
 
+/*
+ * fail_netgpu_dma_map armed: the attach fails with -ENOMEM without asking
+ * the exporter for a mapping, and leaves no attachment, pin or map; the
+ * point is spent, so the next attach maps.
+ */
+static void netgpu_dmabuf_test_fail_dma_map(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 1 };
+	struct dmabuf_fix *f = test->priv;
+	struct netgpu_memctx *mc;
+	struct mock_gpu_buf *buf;
+	struct netgpu_region *r;
+
+	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
+	r = dmabuf_region(test, buf, DMABUF_BASE);
+	mc = mock_memctx(test, f->dev[0]);
+
+	netgpu_kunit_fault_arm(test, NETGPU_FAIL_DMA_MAP);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -ENOMEM);
+	expect_exporter(test, buf, 0);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
+
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	expect_exporter(test, buf, 1);
+	expect_segments(test, mc, buf, DMABUF_BASE);
+}
+
 /* Bad arguments are refused without taking a buffer reference. */
 static void netgpu_dmabuf_test_bad_args(struct kunit *test)
 {
@@ -1076,6 +1105,7 @@ static struct kunit_case dmabuf_test_cases[] = {
 	KUNIT_CASE(netgpu_dmabuf_test_fence_wait_killed),
 	KUNIT_CASE(netgpu_dmabuf_test_pinned_while_attached),
 	KUNIT_CASE(netgpu_dmabuf_test_exporter_refuses),
+	KUNIT_CASE(netgpu_dmabuf_test_fail_dma_map),
 	KUNIT_CASE(netgpu_dmabuf_test_bad_args),
 	KUNIT_CASE(netgpu_dmabuf_test_fd),
 	KUNIT_CASE(netgpu_dmabuf_test_rfc_no_extra_put),

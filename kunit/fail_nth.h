@@ -6,10 +6,12 @@
 #define _NETGPU_FAIL_NTH_H
 
 #include <kunit/test.h>
+#include <linux/fault-inject.h>
 #include <linux/gfp.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
+#include "mem.h"
 #include "splat.h"
 
 #define NETGPU_FAIL_NTH_ARGS \
@@ -81,6 +83,80 @@ static inline void netgpu_kunit_need_fail_nth(struct kunit *test)
 		kunit_skip(test, "GFP_KERNEL allocations cannot be failed: boot with "
 			   NETGPU_FAIL_NTH_ARGS);
 	netgpu_splat_want_kmemleak(test);
+}
+
+/**
+ * struct netgpu_fault_saved - a fault point's settings before a case armed it
+ * @attr: the point's attribute
+ * @probability: its probability
+ * @interval: its interval
+ * @times: its times
+ * @space: its space
+ * @verbose: its verbosity
+ * @task_filter: its task filter
+ */
+struct netgpu_fault_saved {
+	struct fault_attr	*attr;
+	unsigned long		probability;
+	unsigned long		interval;
+	int			times;
+	int			space;
+	unsigned long		verbose;
+	bool			task_filter;
+};
+
+static inline void netgpu_kunit_fault_restore(void *arg)
+{
+	struct netgpu_fault_saved *s = arg;
+
+	/* Disarmed first: netgpu_should_fail() reads the probability. */
+	WRITE_ONCE(s->attr->probability, s->probability);
+	s->attr->interval = s->interval;
+	atomic_set(&s->attr->times, s->times);
+	atomic_set(&s->attr->space, s->space);
+	s->attr->verbose = s->verbose;
+	s->attr->task_filter = s->task_filter;
+}
+
+/**
+ * netgpu_kunit_fault_arm() - make a netgpu fault point fail once
+ * @test: the case; the point's settings are restored when it ends
+ * @point: the point (&enum netgpu_fault_point)
+ *
+ * Probability 100, interval 1, times 1, no task filter, quiet: the next
+ * pass through the point fails, the later ones do not (times is spent).
+ * Skips the case without CONFIG_NETGPU_FAULT_INJECTION.
+ *
+ * Context: Process context, the case's thread.
+ */
+static inline void netgpu_kunit_fault_arm(struct kunit *test,
+					  enum netgpu_fault_point point)
+{
+#if IS_ENABLED(CONFIG_NETGPU_FAULT_INJECTION)
+	struct fault_attr *attr = netgpu_fault_attr(point);
+	struct netgpu_fault_saved *s;
+
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->attr = attr;
+	s->probability = attr->probability;
+	s->interval = attr->interval;
+	s->times = atomic_read(&attr->times);
+	s->space = atomic_read(&attr->space);
+	s->verbose = attr->verbose;
+	s->task_filter = attr->task_filter;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							netgpu_kunit_fault_restore,
+							s), 0);
+	attr->verbose = 0;
+	attr->task_filter = false;
+	attr->interval = 1;
+	atomic_set(&attr->space, 0);
+	atomic_set(&attr->times, 1);
+	WRITE_ONCE(attr->probability, 100);
+#else
+	kunit_skip(test, "Test requires: CONFIG_NETGPU_FAULT_INJECTION");
+#endif
 }
 
 #endif /* _NETGPU_FAIL_NTH_H */

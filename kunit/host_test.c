@@ -595,6 +595,51 @@ static void netgpu_host_test_map_error(struct kunit *test)
 }
 
 /*
+ * fail_netgpu_dma_map armed: the attach fails with -ENOMEM before the
+ * first page is mapped, and leaves nothing (no map, attachment, region
+ * reference, mapping); the point is spent, so the next attach maps all
+ * four pages.
+ */
+static void netgpu_host_test_fail_dma_map(struct kunit *test)
+{
+	struct netgpu_mem *mem = host_area(test, false);
+	long base = host_locked();
+	struct host_dma_log log = { .fail_at = -1 };
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	unsigned int ref;
+	u64 addr;
+
+	host_set_memlock(base + 64);
+	addr = host_mmap(test, 4, PROT_READ | PROT_WRITE);
+	r = mock_region_get(test, mem, host_add(mem, addr, 4 * PAGE_SIZE));
+	mc = host_ctx(test);
+	ref = refcount_read(&r->ref);
+
+	test->priv = &log;
+	kunit_activate_static_stub(test, netgpu_host_map_page,
+				   host_stub_map_page);
+	kunit_activate_static_stub(test, netgpu_host_unmap_page,
+				   host_stub_unmap_page);
+
+	netgpu_kunit_fault_arm(test, NETGPU_FAIL_DMA_MAP);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, log.calls, 0);
+	host_dma_expect_balanced(test, &log);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->atts));
+	KUNIT_EXPECT_TRUE(test, list_empty(&mc->atts));
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), ref);
+
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	KUNIT_EXPECT_EQ(test, log.nr_mapped, 4);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+	host_dma_expect_balanced(test, &log);
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), ref);
+}
+
+/*
  * The map of a region too big for one allocation fails with -ENOMEM, and
  * quietly: the DMA address array is sized by the user.  The largest
  * region add accepts has INT_MAX / sizeof(struct page *) pages (its page
@@ -922,6 +967,7 @@ static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_refusals),
 	KUNIT_CASE(netgpu_host_test_get_pages_bounded),
 	KUNIT_CASE(netgpu_host_test_add_fail_nth),
+	KUNIT_CASE(netgpu_host_test_fail_dma_map),
 	KUNIT_CASE(netgpu_host_test_map_error),
 	KUNIT_CASE(netgpu_host_test_map_huge),
 	KUNIT_CASE(netgpu_host_test_dma_bounds),

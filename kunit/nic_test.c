@@ -17,6 +17,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/fdtable.h>
 #include <linux/file.h>
+#include <linux/fs.h>
 #include <linux/kfifo.h>
 #include <linux/kthread.h>
 #include <linux/mman.h>
@@ -32,6 +33,7 @@
 #include <net/page_pool/memory_provider.h>
 #include <uapi/linux/netgpu.h>
 
+#include "cache.h"
 #include "ctx.h"
 #include "fail_nth.h"
 #include "mem_priv.h"
@@ -1613,6 +1615,63 @@ static void netgpu_nic_test_create_not_contiguous(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 1);
 }
 
+/* Buffers on @ifq's free list, counted on the list. */
+static u32 nic_free_count(struct netgpu_ifq *ifq)
+{
+	u32 n;
+
+	spin_lock_bh(&ifq->fill_lock);
+	n = netgpu_cache_count(ifq->free);
+	spin_unlock_bh(&ifq->fill_lock);
+	return n;
+}
+
+/*
+ * fail_netgpu_refill armed: the refill finds nothing, neither on the
+ * free list nor on the fill ring, and loses nothing: the buffers stay
+ * where they were and the next refill takes them.
+ */
+static void netgpu_nic_test_fail_refill(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	netmem_ref nm[8];
+	int i;
+
+	/* The free list keeps its eight buffers. */
+	netgpu_kunit_fault_arm(test, NETGPU_FAIL_REFILL);
+	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
+	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
+	KUNIT_EXPECT_EQ(test, nic_free_count(ifq), 8);
+	for (i = 0; i < 8; i++) {
+		KUNIT_ASSERT_TRUE(test, nic_alloc_into(pp, &nm[i]));
+		nic_give_user(pp, nm[i]);
+	}
+	KUNIT_EXPECT_EQ(test, nic_free_count(ifq), 0);
+
+	/* The fill ring keeps its entries: none read, none refused. */
+	for (i = 0; i < 8; i++)
+		mock_nic_fill(ifq, nic_addr(nm[i]));
+	netgpu_kunit_fault_arm(test, NETGPU_FAIL_REFILL);
+	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
+	KUNIT_EXPECT_EQ(test, ifq->fill_pos, 0);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 0);
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_EQ(test,
+				atomic_read(&netgpu_niov_from_netmem(nm[i])->uref),
+				1);
+	for (i = 0; i < 8; i++)
+		KUNIT_ASSERT_TRUE(test, nic_alloc_into(pp, &nm[i]));
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 8);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.never_given + ifq->cnt.twice, 0);
+	KUNIT_EXPECT_EQ(test, mock_nic_inflight(pp), 8);
+	for (i = 0; i < 8; i++)
+		page_pool_put_full_netmem(pp, nm[i], false);
+	nic_pool_done(test, ifq, pp);
+}
+
 static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_alloc_release),
 	KUNIT_CASE(netgpu_nic_test_init_refuses),
@@ -1642,6 +1701,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_unbind_restart_fails),
 	KUNIT_CASE(netgpu_nic_test_dev_gone_after_unbind),
 	KUNIT_CASE(netgpu_nic_test_create_not_contiguous),
+	KUNIT_CASE(netgpu_nic_test_fail_refill),
 	{}
 };
 
@@ -2039,6 +2099,7 @@ static void netgpu_sock_test_copy(struct kunit *test)
  */
 static void netgpu_sock_test_copy_mixed(struct kunit *test)
 {
+	struct netgpu_account a = {};
 	struct nic_fix *f = nic_fix(test, 2);
 	struct netgpu_region *gr;
 	struct netgpu_ifq *ifq;
@@ -2079,6 +2140,15 @@ static void netgpu_sock_test_copy_mixed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 64), 0);
 	KUNIT_EXPECT_EQ(test, s->st.status, NETGPU_RECV_NO_BUFFERS);
 	kfree_skb(skb);
+	/* The accounting counts both lists, and the two copies held. */
+	netgpu_ifq_account(ifq, &a);
+	spin_lock_bh(&ifq->fill_lock);
+	KUNIT_EXPECT_EQ(test, a.free, netgpu_cache_count(ifq->free) +
+			netgpu_cache_count(ifq->copy));
+	spin_unlock_bh(&ifq->fill_lock);
+	KUNIT_EXPECT_EQ(test, a.copies, 2);
+	KUNIT_EXPECT_EQ(test, a.total, ifq->nr_bufs);
+	KUNIT_EXPECT_EQ(test, a.total - a.free - a.pool - a.copies, 0);
 	/* Scrubbed, the copies go home; the pool lets the rest go. */
 	netgpu_ifq_scrub(ifq);
 	nic_pool_done(test, ifq, pp);
@@ -3706,6 +3776,233 @@ static void netgpu_sock_test_copy_provider_fails(struct kunit *test)
 	nic_pool_done(test, ifq, pp);
 }
 
+/*
+ * fail_netgpu_rx_ring armed: a ring with room reads as full, the read
+ * stops with RING_FULL before the first frag, no descriptor, no user
+ * reference; user space drains the ring (nothing in it) and reads again:
+ * every frag, in order, counted once.
+ */
+static void netgpu_sock_test_fail_rx_ring(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct netgpu_rx_desc d;
+	struct sk_buff *skb;
+	netmem_ref nm[2];
+	int i;
+
+	skb = sock_skb(test, f, pp, nm, 2, 100);
+	netgpu_kunit_fault_arm(test, NETGPU_FAIL_RX_RING);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 200), 0);
+	KUNIT_EXPECT_EQ(test, s->st.status, NETGPU_RECV_RING_FULL);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 0);
+	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_free(s->sq.rx), 8);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&s->ctx->descs), 0);
+	for (i = 0; i < 2; i++)
+		KUNIT_EXPECT_EQ(test, sock_uref(nm[i]), 0);
+
+	memset(&s->st, 0, sizeof(s->st));
+	s->st.sq = &s->sq;
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&s->st, skb, 0, 200), 200);
+	KUNIT_EXPECT_EQ(test, s->st.status, 0);
+	KUNIT_EXPECT_EQ(test, s->st.descs, 2);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&s->ctx->descs), 2);
+	for (i = 0; i < 2; i++) {
+		d = sock_next(test, s);
+		KUNIT_EXPECT_EQ(test, d.len, 100);
+		KUNIT_EXPECT_EQ(test, ALIGN_DOWN(d.addr, PAGE_SIZE),
+				nic_addr(nm[i]));
+		KUNIT_EXPECT_EQ(test, sock_uref(nm[i]), 1);
+	}
+	sock_unref_all(s, ifq);
+	kfree_skb(skb);
+	nic_pool_done(test, ifq, pp);
+}
+
+/*
+ * The accounting of @ctx, whose one interface queue is @ifq, checked
+ * against the buffers themselves: the free list's count, the buffers
+ * in a pool, the copies and the user references, each counted here.
+ */
+static void sock_account(struct kunit *test, struct netgpu_ctx *ctx,
+			 struct netgpu_ifq *ifq, struct netgpu_account *a)
+{
+	u64 pool = 0, copies = 0, urefs = 0;
+	u32 i;
+
+	netgpu_ctx_account(ctx, a);
+	KUNIT_EXPECT_EQ(test, a->id, ctx->id);
+	if (!ifq) {
+		KUNIT_EXPECT_EQ(test, a->total, 0);
+		return;
+	}
+	for (i = 0; i < ifq->areas[0].nr; i++) {
+		struct netgpu_niov *n = &ifq->areas[0].niovs[i];
+
+		urefs += atomic_read(&n->uref);
+		if (n->niov.pp)
+			pool++;
+		else if (atomic_read(&n->uref))
+			copies++;
+	}
+	KUNIT_EXPECT_EQ(test, a->total, 8);
+	KUNIT_EXPECT_EQ(test, a->free, nic_free_count(ifq));
+	KUNIT_EXPECT_EQ(test, a->pool, pool);
+	KUNIT_EXPECT_EQ(test, a->copies, copies);
+	KUNIT_EXPECT_EQ(test, a->urefs, urefs);
+	KUNIT_EXPECT_EQ(test, a->returned, ifq->cnt.taken);
+}
+
+/*
+ * /sys/kernel/debug/netgpu/accounting, read as a process does (into user
+ * memory: debugfs's proxy has no read_iter for kernel_read()) through a
+ * kernel mount of debugfs (the KUnit guest has none).
+ */
+static char *sock_accounting_text(struct kunit *test)
+{
+	struct file_system_type *type = get_fs_type("debugfs");
+	struct vfsmount *mnt;
+	struct file *file;
+	loff_t pos = 0;
+	unsigned long ubuf;
+	ssize_t n;
+	char *buf;
+
+	KUNIT_ASSERT_NOT_NULL(test, type);
+	buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	ubuf = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, ubuf, 0);
+	mnt = kern_mount(type);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mnt));
+	file = file_open_root_mnt(mnt, "netgpu/accounting", O_RDONLY, 0);
+	if (IS_ERR(file)) {
+		kern_unmount(mnt);
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	}
+	n = vfs_read(file, (char __user *)ubuf, PAGE_SIZE - 1, &pos);
+	__fput_sync(file);
+	kern_unmount(mnt);
+	KUNIT_ASSERT_GT(test, n, 0);
+	KUNIT_ASSERT_EQ(test, copy_from_user(buf, (void __user *)ubuf, n), 0);
+	return buf;
+}
+
+/* The accounting file has @a's line, and the count of contexts. */
+static void sock_expect_accounting_line(struct kunit *test,
+					const struct netgpu_account *a)
+{
+	char *text = sock_accounting_text(test);
+	char want[256];
+
+	snprintf(want, sizeof(want),
+		 "ctx %u total %llu free %llu pool %llu copies %llu lost %lld urefs %llu descs %llu returned %llu scrubbed %llu outstanding %lld\n",
+		 a->id, a->total, a->free, a->pool, a->copies, a->lost,
+		 a->urefs, a->descs, a->returned, a->scrubbed, a->outstanding);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, want), "%s", text);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(text, "contexts "), "%s", text);
+}
+
+/*
+ * The accounting of a context bound on the mock NIC: balanced at rest
+ * (lost 0, urefs == outstanding) before and after traffic (two frags
+ * described, one given back through the fill ring); a buffer taken off
+ * the free list and put nowhere shows as lost, a user reference no
+ * descriptor handed out as urefs - outstanding; the debugfs file says
+ * the same; the returns and scrubs of a queue whose file was closed stay
+ * counted in the context.
+ */
+static void netgpu_sock_test_accounting(struct kunit *test)
+{
+	struct nic_fix *f = test->priv;
+	struct netgpu_sockq sq = {};
+	struct netgpu_recv_state st = { .sq = &sq };
+	struct netgpu_account a;
+	struct netgpu_region *r;
+	struct netgpu_buf *buf;
+	struct netgpu_mem *mem;
+	struct netgpu_ctx *ctx;
+	struct netgpu_ifq *ifq;
+	struct file *qfile;
+	netmem_ref nm[2], got[8];
+	struct sk_buff *skb;
+	int id, n;
+
+	qfile = sock_ctx_bound(test, f, &ctx, &mem, &r, &id);
+	ifq = f->nic->pp->mp_priv;
+	KUNIT_ASSERT_PTR_EQ(test, READ_ONCE(ifq->owner), (const void *)ctx);
+
+	sock_account(test, ctx, ifq, &a);
+	KUNIT_EXPECT_EQ(test, a.free, 8);
+	KUNIT_EXPECT_EQ(test, a.lost, 0);
+	KUNIT_EXPECT_EQ(test, a.urefs, 0);
+	KUNIT_EXPECT_EQ(test, a.outstanding, 0);
+	sock_expect_accounting_line(test, &a);
+
+	/* Off the free list, put nowhere: lost; back, balanced again. */
+	spin_lock_bh(&ifq->fill_lock);
+	buf = netgpu_cache_get_napi(ifq->free);
+	spin_unlock_bh(&ifq->fill_lock);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	sock_account(test, ctx, ifq, &a);
+	KUNIT_EXPECT_EQ(test, a.free, 7);
+	KUNIT_EXPECT_EQ(test, a.lost, 1);
+	sock_expect_accounting_line(test, &a);
+	KUNIT_ASSERT_EQ(test, netgpu_cache_put_any(ifq->free, buf), 0);
+	sock_account(test, ctx, ifq, &a);
+	KUNIT_EXPECT_EQ(test, a.lost, 0);
+
+	/* Two frags described, the skb gone: two references out. */
+	sq.ctx = ctx;
+	sq.rx = sock_ring(test, 8, 0);
+	skb = sock_skb(test, f, f->nic->pp, nm, 2, 100);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv_skb(&st, skb, 0, 200), 200);
+	kfree_skb(skb);
+	sock_account(test, ctx, ifq, &a);
+	KUNIT_EXPECT_EQ(test, a.descs, 2);
+	KUNIT_EXPECT_EQ(test, a.urefs, 2);
+	KUNIT_EXPECT_EQ(test, a.outstanding, 2);
+	KUNIT_EXPECT_EQ(test, a.lost, 0);
+
+	/* One given back: the refill (the driver's next allocations) takes it. */
+	mock_nic_fill(ifq, nic_addr(nm[0]));
+	n = sock_drain(f->nic->pp, got, ARRAY_SIZE(got));
+	sock_put_all(f->nic->pp, got, n);
+	sock_account(test, ctx, ifq, &a);
+	KUNIT_EXPECT_EQ(test, a.returned, 1);
+	KUNIT_EXPECT_EQ(test, a.urefs, 1);
+	KUNIT_EXPECT_EQ(test, a.outstanding, 1);
+	KUNIT_EXPECT_EQ(test, a.lost, 0);
+	sock_expect_accounting_line(test, &a);
+
+	/* A reference no descriptor handed out. */
+	netgpu_niov_get_uref(netgpu_niov_from_netmem(nm[1]));
+	sock_account(test, ctx, ifq, &a);
+	KUNIT_EXPECT_EQ(test, a.urefs, 2);
+	KUNIT_EXPECT_EQ(test, a.outstanding, 1);
+	KUNIT_EXPECT_EQ(test, a.lost, 0);
+	sock_expect_accounting_line(test, &a);
+
+	/* The queue's file closed: its scrub took two, the counts stay. */
+	__fput_sync(qfile);
+	sock_account(test, ctx, NULL, &a);
+	KUNIT_EXPECT_EQ(test, a.descs, 2);
+	KUNIT_EXPECT_EQ(test, a.returned, 1);
+	KUNIT_EXPECT_EQ(test, a.scrubbed, 2);
+	KUNIT_EXPECT_EQ(test, a.urefs, 0);
+	KUNIT_EXPECT_EQ(test, a.outstanding, -1);
+	KUNIT_EXPECT_EQ(test, a.lost, 0);
+	sock_expect_accounting_line(test, &a);
+
+	netgpu_ctx_put(ctx);
+	netgpu_mem_close(mem);
+	KUNIT_EXPECT_TRUE(test, sock_close_settled(r));
+	netgpu_region_put(r);
+}
+
 static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_frags),
 	KUNIT_CASE(netgpu_sock_test_foreign),
@@ -3735,6 +4032,8 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_wait_signal_forever),
 	KUNIT_CASE(netgpu_sock_test_can_copy_mixed),
 	KUNIT_CASE(netgpu_sock_test_copy_provider_fails),
+	KUNIT_CASE(netgpu_sock_test_fail_rx_ring),
+	KUNIT_CASE(netgpu_sock_test_accounting),
 	{}
 };
 

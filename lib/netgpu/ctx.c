@@ -6,13 +6,16 @@
  */
 
 #include <linux/anon_inodes.h>
+#include <kunit/visibility.h>
 #include <linux/capability.h>
+#include <linux/debugfs.h>
 #include <linux/device.h>
 #include <linux/export.h>
 #include <linux/fs.h>
 #include <linux/netdevice.h>
 #include <linux/poll.h>
 #include <linux/rtnetlink.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <net/net_namespace.h>
@@ -28,6 +31,12 @@
  * under it) sees every context that holds the device going away.
  */
 static LIST_HEAD(netgpu_ctx_list);
+
+/* The last &netgpu_ctx.id given. */
+static atomic_t netgpu_ctx_last_id = ATOMIC_INIT(0);
+
+/* /sys/kernel/debug/netgpu/, for the accounting file. */
+static struct dentry *netgpu_ctx_debugfs;
 
 static void netgpu_ctx_revoke_work(struct work_struct *work);
 
@@ -46,6 +55,7 @@ struct netgpu_ctx *netgpu_ctx_create(void)
 	if (!ctx)
 		return NULL;
 	refcount_set(&ctx->ref, 1);
+	ctx->id = atomic_inc_return(&netgpu_ctx_last_id);
 	mutex_init(&ctx->lock);
 	ctx->state = NETGPU_CTX_NEW;
 	INIT_LIST_HEAD(&ctx->node);
@@ -144,6 +154,23 @@ static void netgpu_ctx_region_revoked(struct netgpu_memctx *mc)
 }
 
 #if IS_ENABLED(CONFIG_NETGPU_NIC)
+/*
+ * The file of @ifq was closed and the queue scrubbed: its returns and
+ * the references its scrub took stay counted in @ctx (the queue itself
+ * may live on in a pool, but is no longer the context's).
+ */
+static void netgpu_ctx_ifq_gone(struct netgpu_ctx *ctx,
+				struct netgpu_ifq *ifq)
+{
+	struct netgpu_account a = {};
+
+	netgpu_ifq_account(ifq, &a);
+	mutex_lock(&ctx->lock);
+	ctx->gone_returned += a.returned;
+	ctx->gone_scrubbed += a.scrubbed;
+	mutex_unlock(&ctx->lock);
+}
+
 static int netgpu_ifq_file_release(struct inode *inode, struct file *file)
 {
 	struct netgpu_ifq_file *qf = file->private_data;
@@ -158,6 +185,7 @@ static int netgpu_ifq_file_release(struct inode *inode, struct file *file)
 
 	/* Unbound: no receive path hands buffers to user space any more. */
 	netgpu_ifq_scrub(qf->ifq);
+	netgpu_ctx_ifq_gone(ctx, qf->ifq);
 	netgpu_ifq_put(qf->ifq);
 	netgpu_ctx_put(ctx);
 	kfree(qf);
@@ -736,6 +764,94 @@ void netgpu_ctx_get_stats(struct netgpu_ctx *ctx, struct netgpu_stats *stats)
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_get_stats);
 
+/**
+ * netgpu_ctx_account() - account for every buffer of a context
+ * @ctx: the context
+ * @a: out: the counts (&struct netgpu_account)
+ *
+ * Sums its interface queues (netgpu_ifq_account(), each walked under its
+ * fill lock) and adds what the queues whose files were closed gave back.
+ * The invariants: @a->lost is 0 (each buffer is on a free list, in a
+ * pool or a copy user space holds) and @a->urefs equals
+ * @a->outstanding (each user reference is one a descriptor handed out
+ * and nothing took back).  Exact at rest; under traffic a snapshot may
+ * be off by what moves during it, and the reader takes another.
+ *
+ * Context: Process context, may sleep.  Takes @ctx->lock, then the
+ * queues' fill locks.
+ */
+VISIBLE_IF_KUNIT void netgpu_ctx_account(struct netgpu_ctx *ctx,
+					 struct netgpu_account *a)
+{
+	struct netgpu_ifq_file *qf;
+
+	memset(a, 0, sizeof(*a));
+	mutex_lock(&ctx->lock);
+	a->id = ctx->id;
+	list_for_each_entry(qf, &ctx->ifqs, node)
+		netgpu_ifq_account(qf->ifq, a);
+	a->returned += ctx->gone_returned;
+	a->scrubbed += ctx->gone_scrubbed;
+	/* After the walk: a descriptor is written after its reference. */
+	a->descs = atomic64_read(&ctx->descs);
+	mutex_unlock(&ctx->lock);
+	a->lost = (s64)(a->total - a->free - a->pool - a->copies);
+	a->outstanding = (s64)(a->descs - a->returned - a->scrubbed);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_ctx_account);
+
+/**
+ * netgpu_ctx_accounting_show() - /sys/kernel/debug/netgpu/accounting
+ * @m: the seq_file
+ * @unused: unused
+ *
+ * One line per context holding a device (netgpu_ctx_account()), then the
+ * number of contexts::
+ *
+ *   ctx <id> total <T> free <F> pool <P> copies <C> lost <L> urefs <U>
+ *   descs <D> returned <R> scrubbed <S> outstanding <O>   (one line)
+ *   contexts <N>
+ *
+ * Context: Process context.  Takes rtnl_lock (the list of contexts), then
+ * each context's lock.
+ * Return: 0.
+ */
+VISIBLE_IF_KUNIT int netgpu_ctx_accounting_show(struct seq_file *m,
+						void *unused)
+{
+	struct netgpu_account a;
+	struct netgpu_ctx *ctx;
+	u32 nr = 0;
+
+	rtnl_lock();
+	list_for_each_entry(ctx, &netgpu_ctx_list, node) {
+		netgpu_ctx_account(ctx, &a);
+		seq_printf(m,
+			   "ctx %u total %llu free %llu pool %llu copies %llu lost %lld urefs %llu descs %llu returned %llu scrubbed %llu outstanding %lld\n",
+			   a.id, a.total, a.free, a.pool, a.copies, a.lost,
+			   a.urefs, a.descs, a.returned, a.scrubbed,
+			   a.outstanding);
+		nr++;
+	}
+	rtnl_unlock();
+	seq_printf(m, "contexts %u\n", nr);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_ctx_accounting_show);
+
+static int netgpu_ctx_accounting_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, netgpu_ctx_accounting_show, NULL);
+}
+
+static const struct file_operations netgpu_ctx_accounting_fops = {
+	.owner		= THIS_MODULE,
+	.open		= netgpu_ctx_accounting_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
 /*
  * NETDEV_UNREGISTER, under rtnl_lock: also raised when a device leaves
  * its namespace.  Detach every context holding @dev, so that
@@ -789,4 +905,34 @@ void netgpu_ctx_exit(void)
 {
 	unregister_netdevice_notifier(&netgpu_ctx_netdev_nb);
 	WARN_ON_ONCE(!list_empty(&netgpu_ctx_list));
+}
+
+/**
+ * netgpu_ctx_debugfs_init() - make /sys/kernel/debug/netgpu/accounting
+ *
+ * See netgpu_ctx_accounting_show().  Without debugfs, or its memory, the
+ * library works without the file, as debugfs users do.
+ *
+ * Context: Process context (the library's init).
+ * Return: 0.
+ */
+int netgpu_ctx_debugfs_init(void)
+{
+	netgpu_ctx_debugfs = debugfs_create_dir("netgpu", NULL);
+	debugfs_create_file("accounting", 0400, netgpu_ctx_debugfs, NULL,
+			    &netgpu_ctx_accounting_fops);
+	return 0;
+}
+
+/**
+ * netgpu_ctx_debugfs_exit() - remove /sys/kernel/debug/netgpu/
+ *
+ * Waits for readers of the accounting file to finish.
+ *
+ * Context: Process context (the library's exit).
+ */
+void netgpu_ctx_debugfs_exit(void)
+{
+	debugfs_remove_recursive(netgpu_ctx_debugfs);
+	netgpu_ctx_debugfs = NULL;
 }

@@ -89,6 +89,14 @@ enum netgpu_ctx_state {
  *	is enough to read)
  * @sockqs: the socket queues (&struct netgpu_sockq), under @lock
  * @revoke_work: unbinds the queues holding a region that was revoked
+ * @id: a number for the accounting (netgpu_ctx_account()), unique while
+ *	the library is loaded
+ * @descs: rx descriptors the context's socket queues wrote, counted at
+ *	each (destroyed queues included)
+ * @gone_returned: fill-ring returns (&struct netgpu_ifq_counters.taken)
+ *	of interface queues whose files were closed; under @lock
+ * @gone_scrubbed: user references the scrubs of those queues took back;
+ *	under @lock
  */
 struct netgpu_ctx {
 	refcount_t		ref;
@@ -102,6 +110,38 @@ struct netgpu_ctx {
 	struct list_head	ifqs;
 	struct list_head	sockqs;
 	struct work_struct	revoke_work;
+	u32			id;
+	atomic64_t		descs;
+	u64			gone_returned;
+	u64			gone_scrubbed;
+};
+
+/**
+ * struct netgpu_account - where a context's buffers are, and its counts
+ * @id: the context's &netgpu_ctx.id
+ * @total: buffers of its interface queues
+ * @free: of @total, on their free lists (counted on the lists)
+ * @pool: of @total, in a page_pool (``niov.pp`` set)
+ * @copies: of @total, in no pool and held by user space (copies)
+ * @lost: @total - @free - @pool - @copies: 0 at rest
+ * @urefs: user references held, over every buffer
+ * @descs: rx descriptors its socket queues wrote
+ * @returned: buffers user space gave back through fill rings
+ * @scrubbed: user references the scrubs took back
+ * @outstanding: @descs - @returned - @scrubbed: @urefs at rest
+ */
+struct netgpu_account {
+	u32	id;
+	u64	total;
+	u64	free;
+	u64	pool;
+	u64	copies;
+	s64	lost;
+	u64	urefs;
+	u64	descs;
+	u64	returned;
+	u64	scrubbed;
+	s64	outstanding;
 };
 
 struct netgpu_ctx *netgpu_ctx_create(void);
@@ -122,12 +162,18 @@ void netgpu_ctx_get_stats(struct netgpu_ctx *ctx, struct netgpu_stats *stats);
 
 int netgpu_ctx_init(void);
 void netgpu_ctx_exit(void);
+int netgpu_ctx_debugfs_init(void);
+void netgpu_ctx_debugfs_exit(void);
 
 /* The misc devices, dev.c */
 int netgpu_dev_init(void);
 void netgpu_dev_exit(void);
 
 #if IS_ENABLED(CONFIG_KUNIT)
+struct seq_file;
+void netgpu_ctx_account(struct netgpu_ctx *ctx, struct netgpu_account *a);
+int netgpu_ctx_accounting_show(struct seq_file *m, void *unused);
+
 /* The library's bring-up, netgpu_main.c */
 int netgpu_units_init(void);
 void netgpu_units_exit(void);

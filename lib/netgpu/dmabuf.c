@@ -203,7 +203,12 @@ static struct netgpu_dmamap *netgpu_dmabuf_map(struct netgpu_region *r,
 		goto err_free;
 	}
 
-	sgt = dma_buf_map_attachment_unlocked(dm->attach, DMA_BIDIRECTIONAL);
+	/* fail_netgpu_dma_map: the exporter is not asked. */
+	if (netgpu_should_fail(NETGPU_FAIL_DMA_MAP))
+		sgt = ERR_PTR(-ENOMEM);
+	else
+		sgt = dma_buf_map_attachment_unlocked(dm->attach,
+						      DMA_BIDIRECTIONAL);
 	if (IS_ERR(sgt)) {
 		err = PTR_ERR(sgt);
 		goto err_detach;

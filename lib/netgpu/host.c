@@ -286,6 +286,9 @@ static struct netgpu_dmamap *netgpu_host_map(struct netgpu_region *r,
 	hm->nr_pages = r->nr_pages;
 
 	for (i = 0; i < r->nr_pages; i++) {
+		/* fail_netgpu_dma_map: this page's mapping fails. */
+		if (netgpu_should_fail(NETGPU_FAIL_DMA_MAP))
+			goto err_unmap;
 		hm->dma[i] = netgpu_host_map_page(dev, hr->pages[i]);
 		if (dma_mapping_error(dev, hm->dma[i]))
 			goto err_unmap;

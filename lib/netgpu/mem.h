@@ -207,4 +207,46 @@ int netgpu_dmabuf_add_region(struct netgpu_mem *mem, struct dma_buf *dmabuf,
 			     u64 addr);
 int netgpu_dmabuf_add_region_fd(struct netgpu_mem *mem, int fd, u64 addr);
 
+/**
+ * enum netgpu_fault_point - netgpu's fault points (fault.c)
+ * @NETGPU_FAIL_REFILL: fail_netgpu_refill: the provider's refill finds
+ *	no buffer (neither on the fill ring nor on the free list)
+ * @NETGPU_FAIL_DMA_MAP: fail_netgpu_dma_map: mapping a region for a
+ *	device fails (a host page's mapping error, or a dma-buf
+ *	attachment's map with -ENOMEM)
+ * @NETGPU_FAIL_RX_RING: fail_netgpu_rx_ring: a socket queue's rx ring
+ *	reads as full although it has room
+ * @NETGPU_NR_FAIL: number of points
+ */
+enum netgpu_fault_point {
+	NETGPU_FAIL_REFILL,
+	NETGPU_FAIL_DMA_MAP,
+	NETGPU_FAIL_RX_RING,
+	NETGPU_NR_FAIL,
+};
+
+#if IS_ENABLED(CONFIG_NETGPU_FAULT_INJECTION)
+bool netgpu_should_fail(enum netgpu_fault_point point);
+int netgpu_fault_init(void);
+void netgpu_fault_exit(void);
+#if IS_ENABLED(CONFIG_KUNIT)
+struct fault_attr;
+struct fault_attr *netgpu_fault_attr(enum netgpu_fault_point point);
+#endif
+#else
+static inline bool netgpu_should_fail(enum netgpu_fault_point point)
+{
+	return false;
+}
+
+static inline int netgpu_fault_init(void)
+{
+	return 0;
+}
+
+static inline void netgpu_fault_exit(void)
+{
+}
+#endif
+
 #endif /* _NETGPU_MEM_H */

@@ -19,7 +19,8 @@
  * In the order they come up: the memory unit's workqueue first (deferred
  * region work may run until the end), then the device notifier (no
  * context may hold a device without it), then the files that make
- * contexts.
+ * contexts.  The debugfs files (the accounting of contexts, the fault
+ * points) come last: nothing depends on them.
  */
 static const struct {
 	int (*init)(void);
@@ -28,6 +29,8 @@ static const struct {
 	{ netgpu_mem_init, netgpu_mem_exit },
 	{ netgpu_ctx_init, netgpu_ctx_exit },
 	{ netgpu_dev_init, netgpu_dev_exit },
+	{ netgpu_ctx_debugfs_init, netgpu_ctx_debugfs_exit },
+	{ netgpu_fault_init, netgpu_fault_exit },
 };
 
 /**

@@ -29,6 +29,7 @@
 #include <uapi/linux/netgpu.h>
 
 #include "cache.h"
+#include "ctx.h"
 #include "mem.h"
 #include "nic.h"
 #include "queue.h"
@@ -366,12 +367,19 @@ static netmem_ref netgpu_mp_alloc_netmems(struct page_pool *pp, gfp_t gfp)
 {
 	struct netgpu_ifq *ifq = pp->mp_priv;
 
+	/*
+	 * fail_netgpu_refill: the refill finds nothing; the fill ring and
+	 * the free list keep their buffers for the next one.
+	 */
+	if (netgpu_should_fail(NETGPU_FAIL_REFILL))
+		goto out;
 	spin_lock_bh(&ifq->fill_lock);
 	if (ifq->state == NETGPU_IFQ_BOUND) {
 		netgpu_ifq_refill_fill(ifq, pp);
 		netgpu_ifq_refill_free(ifq, pp);
 	}
 	spin_unlock_bh(&ifq->fill_lock);
+out:
 
 	if (!pp->alloc.count)
 		return 0;
@@ -968,6 +976,7 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_dev_gone);
  */
 void netgpu_ifq_scrub(struct netgpu_ifq *ifq)
 {
+	u64 scrubbed = 0;
 	u32 i, j;
 
 	/*
@@ -988,9 +997,13 @@ void netgpu_ifq_scrub(struct netgpu_ifq *ifq)
 
 			if (nr)
 				netgpu_niov_unref(n, nr);
+			scrubbed += nr;
 			cond_resched();
 		}
 	}
+	spin_lock_bh(&ifq->fill_lock);
+	ifq->cnt.scrubbed += scrubbed;
+	spin_unlock_bh(&ifq->fill_lock);
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_scrub);
 
@@ -1039,6 +1052,47 @@ void netgpu_ifq_get_stats(struct netgpu_ifq *ifq, struct netgpu_stats *st)
 	}
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_get_stats);
+
+/**
+ * netgpu_ifq_account() - add an interface queue's buffers and returns
+ * @ifq: the queue
+ * @a: the sums to add to (&struct netgpu_account)
+ *
+ * Under the fill lock, so that the refill, the handouts and the fill
+ * ring's returns do not move a buffer during the walk: each buffer is
+ * counted where it is (in a pool, or a copy user space holds), the free
+ * lists by their own counts.  Returns to the free list from other
+ * contexts (a pool letting go of a buffer) take the cache's lock only: a
+ * buffer on its way there may be missed under traffic, never at rest.
+ *
+ * Context: Process context; takes the fill lock (BH).
+ */
+void netgpu_ifq_account(struct netgpu_ifq *ifq, struct netgpu_account *a)
+{
+	u32 i, j;
+
+	spin_lock_bh(&ifq->fill_lock);
+	a->total += ifq->nr_bufs;
+	a->free += netgpu_cache_count(ifq->free);
+	if (ifq->copy)
+		a->free += netgpu_cache_count(ifq->copy);
+	for (i = 0; i < ifq->nr_areas; i++) {
+		for (j = 0; j < ifq->areas[i].nr; j++) {
+			struct netgpu_niov *n = &ifq->areas[i].niovs[j];
+			int uref = atomic_read(&n->uref);
+
+			a->urefs += uref;
+			if (READ_ONCE(n->niov.pp))
+				a->pool++;
+			else if (uref)
+				a->copies++;
+		}
+	}
+	a->returned += ifq->cnt.taken;
+	a->scrubbed += ifq->cnt.scrubbed;
+	spin_unlock_bh(&ifq->fill_lock);
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_account);
 
 /**
  * netgpu_ifq_poll() - poll() of an interface queue's file

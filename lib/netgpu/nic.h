@@ -81,6 +81,7 @@ struct vm_area_struct;
 struct net_device;
 struct page_pool;
 struct pp_memory_provider_params;
+struct netgpu_account;
 struct netgpu_cache;
 struct netgpu_dmamap;
 struct netgpu_ifq;
@@ -150,6 +151,7 @@ struct netgpu_ifq_area {
  * @twice: a buffer user space gave back already
  * @in_nic: a buffer the NIC or a pool holds
  * @in_stack: a buffer the stack holds (shared)
+ * @scrubbed: user references the scrub took back (netgpu_ifq_scrub())
  */
 struct netgpu_ifq_counters {
 	u64	taken;
@@ -159,6 +161,7 @@ struct netgpu_ifq_counters {
 	u64	twice;
 	u64	in_nic;
 	u64	in_stack;
+	u64	scrubbed;
 };
 
 /**
@@ -257,6 +260,7 @@ bool netgpu_ifq_holds(const struct netgpu_ifq *ifq,
 		      const struct netgpu_region *r);
 void netgpu_ifq_scrub(struct netgpu_ifq *ifq);
 void netgpu_ifq_get_stats(struct netgpu_ifq *ifq, struct netgpu_stats *st);
+void netgpu_ifq_account(struct netgpu_ifq *ifq, struct netgpu_account *a);
 __poll_t netgpu_ifq_poll(struct netgpu_ifq *ifq, struct file *file,
 			 struct poll_table_struct *wait);
 int netgpu_ifq_mmap(struct netgpu_ifq *ifq, struct vm_area_struct *vma);
@@ -298,6 +302,11 @@ static inline bool netgpu_ifq_holds(const struct netgpu_ifq *ifq,
 
 static inline void netgpu_ifq_get_stats(struct netgpu_ifq *ifq,
 					struct netgpu_stats *st)
+{
+}
+
+static inline void netgpu_ifq_account(struct netgpu_ifq *ifq,
+				      struct netgpu_account *a)
 {
 }
 #endif

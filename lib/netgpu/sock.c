@@ -16,6 +16,7 @@
 #include <net/tcp.h>
 #include <uapi/linux/netgpu.h>
 
+#include "ctx.h"
 #include "nic.h"
 #include "queue.h"
 #include "sock.h"
@@ -105,6 +106,8 @@ static void netgpu_recv_post(struct netgpu_recv_state *st,
 			     const struct netgpu_rx_desc *d)
 {
 	WARN_ON_ONCE(netgpu_queue_prod_reserve_desc(st->sq->rx, d));
+	/* At once, not after the pass: the accounting counts handouts. */
+	atomic64_inc(&st->sq->ctx->descs);
 	st->descs++;
 	st->bytes += d->len;
 	if (d->flags & NETGPU_RX_DESC_COPY) {
@@ -113,9 +116,14 @@ static void netgpu_recv_post(struct netgpu_recv_state *st,
 	}
 }
 
+/*
+ * No room for a descriptor: the read stops, the data stays queued.
+ * fail_netgpu_rx_ring makes a ring with room read as full.
+ */
 static bool netgpu_recv_ring_full(struct netgpu_recv_state *st)
 {
-	if (netgpu_queue_nb_free(st->sq->rx))
+	if (netgpu_queue_nb_free(st->sq->rx) &&
+	    !netgpu_should_fail(NETGPU_FAIL_RX_RING))
 		return false;
 	st->status |= NETGPU_RECV_RING_FULL;
 	return true;
