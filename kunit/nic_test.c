@@ -3858,7 +3858,8 @@ static void sock_account(struct kunit *test, struct netgpu_ctx *ctx,
 /*
  * /sys/kernel/debug/netgpu/accounting, read as a process does (into user
  * memory: debugfs's proxy has no read_iter for kernel_read()) through a
- * kernel mount of debugfs (the KUnit guest has none).
+ * kernel mount of debugfs (the KUnit guest has none).  The file's own
+ * ->read, not vfs_read(), which a test module could not link against.
  */
 static char *sock_accounting_text(struct kunit *test)
 {
@@ -3883,9 +3884,11 @@ static char *sock_accounting_text(struct kunit *test)
 		kern_unmount(mnt);
 		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
 	}
-	n = vfs_read(file, (char __user *)ubuf, PAGE_SIZE - 1, &pos);
+	n = file->f_op->read(file, (char __user *)ubuf, PAGE_SIZE - 1, &pos);
 	__fput_sync(file);
 	kern_unmount(mnt);
+	/* put_filesystem(), which is not exported. */
+	module_put(type->owner);
 	KUNIT_ASSERT_GT(test, n, 0);
 	KUNIT_ASSERT_EQ(test, copy_from_user(buf, (void __user *)ubuf, n), 0);
 	return buf;

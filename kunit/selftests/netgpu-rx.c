@@ -134,6 +134,9 @@ static const char rx_help_text[] =
 "                        exits 0 after --timeout), garbage (also give back\n"
 "                        addresses it never got), double (give each back\n"
 "                        twice: the kernel takes it once)\n"
+"      --make-it-fail    put this process under the fault-injection task\n"
+"                        filter (/proc/self/make-it-fail) before it\n"
+"                        registers anything\n"
 "      --remove-region N once N bytes arrived, remove the memory from\n"
 "                        netgpu (NETGPU_MEM_IOCTL_REMOVE_REGION) as an\n"
 "                        owner taking it back would: the queue must stop\n"
@@ -660,6 +663,22 @@ static void rx_report(struct rx *rx, double secs, double cpu)
 	       (unsigned long long)st.rx_refused);
 }
 
+/*
+ * Under the fault-injection task filter from here on: the registration,
+ * the bind and the socket path (the torture campaigns' "receivers").
+ */
+static int rx_make_it_fail(void)
+{
+	int fd = open("/proc/self/make-it-fail", O_WRONLY);
+	int ret;
+
+	if (fd < 0)
+		return -1;
+	ret = write(fd, "1", 1) == 1 ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
 static int rx_cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -722,6 +741,7 @@ int main(int argc, char **argv)
 		{ "copy-mib", 1, NULL, 'C' }, { "drm-dev", 1, NULL, 'D' },
 		{ "hostile", 1, NULL, 'H' }, { "quiet", 0, NULL, 'Q' },
 		{ "remove-region", 1, NULL, 'R' },
+		{ "make-it-fail", 0, NULL, 'F' },
 		{}
 	};
 	struct rx rx = {
@@ -729,8 +749,8 @@ int main(int argc, char **argv)
 		.drm_dev = "/dev/dri/card0", .first_bad = -1,
 		.mem_fd = -1, .ctx_fd = -1, .ifq_fd = -1, .sq_fd = -1,
 	};
+	int c, ret, make_it_fail = 0;
 	double t0, c0;
-	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "i:q:l:c:p:m:s:n:v:r:t:h", opts,
 				NULL)) != -1) {
@@ -778,6 +798,9 @@ int main(int argc, char **argv)
 		case 'R':
 			rx.remove_at = strtoull(optarg, NULL, 0);
 			break;
+		case 'F':
+			make_it_fail = 1;
+			break;
 		case 'm':
 			if (!strcmp(optarg, "host"))
 				rx.mem = RX_HOST;
@@ -816,6 +839,8 @@ int main(int argc, char **argv)
 	signal(SIGTERM, rx_on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (make_it_fail && rx_make_it_fail())
+		return rx_die("/proc/self/make-it-fail");
 	ret = rx_setup(&rx);
 	if (ret)
 		return ret;

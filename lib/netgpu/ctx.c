@@ -6,7 +6,6 @@
  */
 
 #include <linux/anon_inodes.h>
-#include <kunit/visibility.h>
 #include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/device.h>
@@ -19,6 +18,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <net/net_namespace.h>
+#include <kunit/visibility.h>
 #include <uapi/linux/netgpu.h>
 
 #include "ctx.h"

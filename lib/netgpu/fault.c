@@ -65,6 +65,7 @@ bool netgpu_should_fail(enum netgpu_fault_point point)
 	return READ_ONCE(attr->probability) && should_fail(attr, 1);
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
 /**
  * netgpu_fault_attr() - the attribute of a fault point, for tests
  * @point: the point
@@ -78,6 +79,7 @@ netgpu_fault_attr(enum netgpu_fault_point point)
 	return netgpu_fault_attrs[point];
 }
 EXPORT_SYMBOL_IF_KUNIT(netgpu_fault_attr);
+#endif
 
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 static struct dentry *netgpu_fault_dirs[NETGPU_NR_FAIL];

@@ -371,15 +371,14 @@ static netmem_ref netgpu_mp_alloc_netmems(struct page_pool *pp, gfp_t gfp)
 	 * fail_netgpu_refill: the refill finds nothing; the fill ring and
 	 * the free list keep their buffers for the next one.
 	 */
-	if (netgpu_should_fail(NETGPU_FAIL_REFILL))
-		goto out;
-	spin_lock_bh(&ifq->fill_lock);
-	if (ifq->state == NETGPU_IFQ_BOUND) {
-		netgpu_ifq_refill_fill(ifq, pp);
-		netgpu_ifq_refill_free(ifq, pp);
+	if (!netgpu_should_fail(NETGPU_FAIL_REFILL)) {
+		spin_lock_bh(&ifq->fill_lock);
+		if (ifq->state == NETGPU_IFQ_BOUND) {
+			netgpu_ifq_refill_fill(ifq, pp);
+			netgpu_ifq_refill_free(ifq, pp);
+		}
+		spin_unlock_bh(&ifq->fill_lock);
 	}
-	spin_unlock_bh(&ifq->fill_lock);
-out:
 
 	if (!pp->alloc.count)
 		return 0;
