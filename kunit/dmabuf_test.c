@@ -516,7 +516,23 @@ static void netgpu_dmabuf_test_pinned_while_attached(struct kunit *test)
 	expect_device_writes(test, mc, buf, DMABUF_BASE, 0xa5);
 }
 
-/* The exporter's refusals come back as its errno and leave nothing. */
+/*
+ * A refused attach: nothing at the exporter, no lookup, no map, and only
+ * the area's and the test's references on the region.
+ */
+static void expect_refused(struct kunit *test, struct netgpu_memctx *mc,
+			   struct netgpu_region *r, struct mock_gpu_buf *buf)
+{
+	expect_exporter(test, buf, 0);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
+}
+
+/*
+ * The exporter's refusals come back as its errno, and a mapping that
+ * fails at netgpu's fault point as -ENOMEM; each leaves nothing.
+ */
 static void netgpu_dmabuf_test_exporter_refuses(struct kunit *test)
 {
 	static const unsigned int orders[] = { 0, 1 };
@@ -531,44 +547,18 @@ static void netgpu_dmabuf_test_exporter_refuses(struct kunit *test)
 
 	buf->fail_attach = -EBUSY;
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -EBUSY);
-	expect_exporter(test, buf, 0);
+	expect_refused(test, mc, r, buf);
 	buf->fail_attach = 0;
 
 	buf->fail_map = -EIO;
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -EIO);
-	expect_exporter(test, buf, 0);
+	expect_refused(test, mc, r, buf);
 	buf->fail_map = 0;
 
-	KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
-	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
-	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
-	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), 0);
-	expect_exporter(test, buf, 1);
-}
-
-/*
- * fail_netgpu_dma_map armed: the attach fails with -ENOMEM without asking
- * the exporter for a mapping, and leaves no attachment, pin or map; the
- * point is spent, so the next attach maps.
- */
-static void netgpu_dmabuf_test_fail_dma_map(struct kunit *test)
-{
-	static const unsigned int orders[] = { 0, 1 };
-	struct dmabuf_fix *f = test->priv;
-	struct netgpu_memctx *mc;
-	struct mock_gpu_buf *buf;
-	struct netgpu_region *r;
-
-	buf = dmabuf_buf(test, orders, ARRAY_SIZE(orders));
-	r = dmabuf_region(test, buf, DMABUF_BASE);
-	mc = mock_memctx(test, f->dev[0]);
-
+	/* fail_netgpu_dma_map, once: -ENOMEM, the exporter not asked. */
 	netgpu_kunit_fault_arm(test, NETGPU_FAIL_DMA_MAP);
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -ENOMEM);
-	expect_exporter(test, buf, 0);
-	KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
-	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
-	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), 2);
+	expect_refused(test, mc, r, buf);
 
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), 0);
 	expect_exporter(test, buf, 1);
@@ -1105,7 +1095,6 @@ static struct kunit_case dmabuf_test_cases[] = {
 	KUNIT_CASE(netgpu_dmabuf_test_fence_wait_killed),
 	KUNIT_CASE(netgpu_dmabuf_test_pinned_while_attached),
 	KUNIT_CASE(netgpu_dmabuf_test_exporter_refuses),
-	KUNIT_CASE(netgpu_dmabuf_test_fail_dma_map),
 	KUNIT_CASE(netgpu_dmabuf_test_bad_args),
 	KUNIT_CASE(netgpu_dmabuf_test_fd),
 	KUNIT_CASE(netgpu_dmabuf_test_rfc_no_extra_put),

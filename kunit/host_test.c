@@ -532,6 +532,44 @@ static void netgpu_host_test_add_fail_nth(struct kunit *test)
 }
 
 /*
+ * Four pages of host memory as a region of @mem, a context, and their
+ * DMA mappings made through stubs that log into @log (test->priv).
+ */
+static struct netgpu_region *host_dma_region(struct kunit *test,
+					     struct netgpu_mem *mem, long base,
+					     struct host_dma_log *log,
+					     struct netgpu_memctx **mc,
+					     u64 *addr)
+{
+	struct netgpu_region *r;
+
+	host_set_memlock(base + 64);
+	*addr = host_mmap(test, 4, PROT_READ | PROT_WRITE);
+	r = mock_region_get(test, mem, host_add(mem, *addr, 4 * PAGE_SIZE));
+	*mc = host_ctx(test);
+	test->priv = log;
+	kunit_activate_static_stub(test, netgpu_host_map_page,
+				   host_stub_map_page);
+	kunit_activate_static_stub(test, netgpu_host_unmap_page,
+				   host_stub_unmap_page);
+	return r;
+}
+
+/* A refused attach left no mapping, map, attachment or reference. */
+static void host_expect_unattached(struct kunit *test,
+				   const struct host_dma_log *log,
+				   struct netgpu_memctx *mc,
+				   struct netgpu_region *r, unsigned int ref)
+{
+	host_dma_expect_balanced(test, log);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->atts));
+	KUNIT_EXPECT_TRUE(test, list_empty(&mc->atts));
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), ref);
+}
+
+/*
  * A DMA mapping failing at any page of the region: -ENOMEM, every page
  * mapped before it unmapped exactly once, no map, attachment, region
  * reference, pin or charge left; then the region still attaches.
@@ -548,17 +586,8 @@ static void netgpu_host_test_map_error(struct kunit *test)
 	int fail_at, err;
 	u64 addr;
 
-	host_set_memlock(base + 64);
-	addr = host_mmap(test, 4, PROT_READ | PROT_WRITE);
-	r = mock_region_get(test, mem, host_add(mem, addr, 4 * PAGE_SIZE));
-	mc = host_ctx(test);
+	r = host_dma_region(test, mem, base, &log, &mc, &addr);
 	ref = refcount_read(&r->ref);
-
-	test->priv = &log;
-	kunit_activate_static_stub(test, netgpu_host_map_page,
-				   host_stub_map_page);
-	kunit_activate_static_stub(test, netgpu_host_unmap_page,
-				   host_stub_unmap_page);
 
 	for (fail_at = 0; fail_at < 4; fail_at++) {
 		memset(&log, 0, sizeof(log));
@@ -569,12 +598,7 @@ static void netgpu_host_test_map_error(struct kunit *test)
 				    "fail_at=%d", fail_at);
 		KUNIT_EXPECT_EQ_MSG(test, log.nr_mapped, fail_at,
 				    "fail_at=%d", fail_at);
-		host_dma_expect_balanced(test, &log);
-		KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
-		KUNIT_EXPECT_TRUE(test, list_empty(&r->atts));
-		KUNIT_EXPECT_TRUE(test, list_empty(&mc->atts));
-		KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
-		KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), ref);
+		host_expect_unattached(test, &log, mc, r, ref);
 		KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 4), 4);
 		KUNIT_EXPECT_EQ(test, host_locked(), base + 4);
 	}
@@ -610,27 +634,13 @@ static void netgpu_host_test_fail_dma_map(struct kunit *test)
 	unsigned int ref;
 	u64 addr;
 
-	host_set_memlock(base + 64);
-	addr = host_mmap(test, 4, PROT_READ | PROT_WRITE);
-	r = mock_region_get(test, mem, host_add(mem, addr, 4 * PAGE_SIZE));
-	mc = host_ctx(test);
+	r = host_dma_region(test, mem, base, &log, &mc, &addr);
 	ref = refcount_read(&r->ref);
-
-	test->priv = &log;
-	kunit_activate_static_stub(test, netgpu_host_map_page,
-				   host_stub_map_page);
-	kunit_activate_static_stub(test, netgpu_host_unmap_page,
-				   host_stub_unmap_page);
 
 	netgpu_kunit_fault_arm(test, NETGPU_FAIL_DMA_MAP);
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -ENOMEM);
 	KUNIT_EXPECT_EQ(test, log.calls, 0);
-	host_dma_expect_balanced(test, &log);
-	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
-	KUNIT_EXPECT_TRUE(test, list_empty(&r->atts));
-	KUNIT_EXPECT_TRUE(test, list_empty(&mc->atts));
-	KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
-	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), ref);
+	host_expect_unattached(test, &log, mc, r, ref);
 
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
 	KUNIT_EXPECT_EQ(test, log.nr_mapped, 4);
