@@ -241,10 +241,17 @@ back_to() {
 # of a call that allocates, for a receiver under the task filter (not
 # the socket path's reads: they allocate nothing that can fail them);
 # ENOMEM of the calls that map memory for the device while
-# fail_netgpu_dma_map is armed.
+# fail_netgpu_dma_map is armed; EADDRINUSE of listen() under failslab.
 excused() {
 	case $1 in
 	*": Cannot allocate memory") ;;
+	# inet_csk_get_port() reports a bind bucket it could not allocate
+	# (GFP_ATOMIC) as a port in use.
+	"listen: Address already in use")
+		case " $C_FAULTS " in
+		*" failslab "*) return 0 ;;
+		esac
+		return 1 ;;
 	*) return 1 ;;
 	esac
 	case $1 in
