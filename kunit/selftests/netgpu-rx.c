@@ -223,14 +223,14 @@ static int rx_udmabuf(size_t len)
 	memfd = memfd_create("netgpu-rx", MFD_ALLOW_SEALING);
 	if (memfd < 0 || ftruncate(memfd, len) < 0 ||
 	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
-		return rx_die("memfd");
+		return rx_die("memfd"), -1;
 	dev = open("/dev/udmabuf", O_RDWR);
 	if (dev < 0)
-		return rx_die("/dev/udmabuf");
+		return rx_die("/dev/udmabuf"), -1;
 	uc.memfd = memfd;
 	fd = ioctl(dev, UDMABUF_CREATE, &uc);
 	if (fd < 0)
-		return rx_die("UDMABUF_CREATE");
+		return rx_die("UDMABUF_CREATE"), -1;
 	close(dev);
 	close(memfd);
 	return fd;
@@ -245,12 +245,12 @@ static int rx_drm(struct rx *rx, size_t len)
 	cd.height = len / (cd.width * 4);
 	dev = open(rx->drm_dev, O_RDWR | O_CLOEXEC);
 	if (dev < 0)
-		return rx_die(rx->drm_dev);
+		return rx_die(rx->drm_dev), -1;
 	if (ioctl(dev, RX_DRM_IOCTL_MODE_CREATE_DUMB, &cd) < 0)
-		return rx_die("DRM_IOCTL_MODE_CREATE_DUMB");
+		return rx_die("DRM_IOCTL_MODE_CREATE_DUMB"), -1;
 	ph.handle = cd.handle;
 	if (ioctl(dev, RX_DRM_IOCTL_PRIME_HANDLE_TO_FD, &ph) < 0)
-		return rx_die("DRM_IOCTL_PRIME_HANDLE_TO_FD");
+		return rx_die("DRM_IOCTL_PRIME_HANDLE_TO_FD"), -1;
 	/* The dma-buf holds the buffer; the DRM file may go. */
 	close(dev);
 	return ph.fd;
