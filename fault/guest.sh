@@ -68,6 +68,20 @@ pools_gone_in_f() {
 	done
 }
 
+# check <what> <command...>: ktap_check, returning the command's status
+# (ktap_check returns its own), for "check ... || finding ...".
+check() {
+	local what=$1
+	shift
+	if "$@"; then
+		echo "    # ok: $what"
+		return 0
+	fi
+	echo "    # FAILED: $what"
+	ktap_fail=1
+	return 1
+}
+
 finding() {
 	echo "at $(($(now) - ${START:-$(now)})) s: $*" >> $W/findings
 	ktap_diag "finding: $*"
@@ -505,7 +519,7 @@ case_traffic() {
 	maps_by_dev "after the traffic and the fuzzers"
 	if [ "$C_FUZZ_PROCS" -gt 0 ]; then
 		diag_file netgpu-fuzz $W/fuzz.out
-		ktap_check "netgpu-fuzz exited 0 ($(cat $W/fuzz.rc))" test "$(cat $W/fuzz.rc)" = 0 ||
+		check "netgpu-fuzz exited 0 ($(cat $W/fuzz.rc))" test "$(cat $W/fuzz.rc)" = 0 ||
 			finding "netgpu-fuzz exited $(cat $W/fuzz.rc)"
 	fi
 	ktap_check "streams ran" test -s $W/streams
@@ -524,16 +538,16 @@ case_invariants() {
 			[ $i -ne 10 ] || "$NSIM_TCP" kick > /dev/null 2>&1
 			usleep 250000
 		done
-		ktap_check "accounting: no context left" grep -q '^contexts 0$' $ACCT ||
+		check "accounting: no context left" grep -q '^contexts 0$' $ACCT ||
 			{ diag_file accounting $ACCT; finding "contexts left after the campaign"; }
 	fi
-	ktap_check "no page pool left waiting for buffers in A" ngrx_pools_gone ||
+	check "no page pool left waiting for buffers in A" ngrx_pools_gone ||
 		finding "page pools still in flight after the campaign"
-	ktap_check "no page pool left waiting for buffers in F (the fuzzers')" pools_gone_in_f ||
+	check "no page pool left waiting for buffers in F (the fuzzers')" pools_gone_in_f ||
 		finding "page pools of the fuzzers' device still in flight after the campaign"
-	ktap_check "pins back to $PINS0" pins_back "$PINS0" ||
-		finding "FOLL_PIN pins out: $(pins_out), $PINS0 before"
-	ktap_check "no dma-buf left (exporters hold no attachment)" no_dmabufs ||
+	check "pins back to $PINS0" pins_back "$PINS0" ||
+		finding "FOLL_PIN pins out: $(pins_out), $PINS0 before ($(grep -E '^nr_foll_pin_(acquired|released) ' /proc/vmstat | tr '\n' ' '))"
+	check "no dma-buf left (exporters hold no attachment)" no_dmabufs ||
 		finding "dma-bufs left after the campaign"
 	# The devices' own page pools keep pages mapped while they live.
 	maps_by_dev "while the devices live"
@@ -543,7 +557,7 @@ case_invariants() {
 	# their DMA mappings past the device (6.12's page_pool holds no
 	# reference on it): reading the DMA-API list would then touch the
 	# freed device.  So the pools first, the mappings only if none.
-	if ! ktap_check "no page pool left waiting for buffers once the devices are gone" \
+	if ! check "no page pool left waiting for buffers once the devices are gone" \
 		all_pools_gone; then
 		finding "page pools left with buffers in flight after their devices went"
 	elif [ "$MAPS0" = none ] || ! dma_debug_on; then
@@ -551,7 +565,7 @@ case_invariants() {
 		# above stand for their mappings.
 		ktap_diag "DMA mappings not checked: dma-debug off ($(dmesg | grep -m 1 'dma-debug disabled' || echo 'not in this kernel'))"
 	else
-		ktap_check "DMA mappings back to $MAPS0 once the devices are gone" \
+		check "DMA mappings back to $MAPS0 once the devices are gone" \
 			back_to "DMA mappings" dma_maps "$MAPS0" ||
 			finding "DMA mappings: $(dma_maps), $MAPS0 before the campaign"
 	fi
@@ -560,7 +574,8 @@ case_invariants() {
 }
 
 case_leaks() {
-	case_kmemleak || finding "kmemleak reports leaks"
+	case_kmemleak ||
+		finding "after kmemleak's scans: $(grep -c . /tmp/kmemleak.out 2>/dev/null || echo no) lines of leak report, $(pins_out) FOLL_PIN pins out"
 	return $ktap_fail
 }
 
