@@ -52,6 +52,15 @@
  * page pools of the namespace (page-pool-get; only <ifname>'s, unless
  * "-"), and fails if any of them reports a dma-buf.
  *
+ * udmabuf-sweep <pages>: UDMABUF_CREATE of a sealed memfd of <pages>
+ * pages with its 1st, 2nd, ... slab or page allocation failing
+ * (/proc/thread-self/fail-nth; failslab and fail_page_alloc must not
+ * ignore GFP_KERNEL), until one call completes without reaching its
+ * fault; after each, the FOLL_PIN pins out (/proc/vmstat, per-CPU
+ * counts folded first) must be what they were: an error path that
+ * forgets a pinned folio leaves one out.  Prints each leak and
+ * "udmabuf-sweep: faults=N leaked=N"; exit 0 if nothing leaked.
+ *
  * Exit status: 0 success, 1 failure, 2 usage, 3 the kernel has no netgpu
  * (or no NIC interface: BIND_QUEUE fails with EOPNOTSUPP).  Every wait
  * is bounded.
@@ -64,6 +73,7 @@
 #include <linux/if_packet.h>
 #include <linux/netgpu.h>
 #include <linux/netlink.h>
+#include <linux/udmabuf.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -1242,6 +1252,105 @@ static int do_netlink(int argc, char **argv)
 	return seen.dmabuf ? 1 : 0;
 }
 
+/* FOLL_PIN pins taken and not released, in the whole system. */
+static long pins_out(void)
+{
+	long acquired = -1, released = -1, v;
+	char name[64];
+	FILE *f;
+	int fd;
+
+	fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+	if (fd >= 0) {
+		if (write(fd, "1", 1) < 0)
+			perror("stat_refresh");
+		close(fd);
+	}
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", name, &v) == 2) {
+		if (!strcmp(name, "nr_foll_pin_acquired"))
+			acquired = v;
+		else if (!strcmp(name, "nr_foll_pin_released"))
+			released = v;
+	}
+	fclose(f);
+	return acquired < 0 || released < 0 ? -1 : acquired - released;
+}
+
+/*
+ * /proc/thread-self/fail-nth (open in @fd): arm the n-th fault point of
+ * this thread's next calls, or read what is left and disarm.
+ */
+static int fail_nth_set(int fd, int n)
+{
+	char buf[16];
+	int len = snprintf(buf, sizeof(buf), "%d", n);
+
+	return pwrite(fd, buf, len, 0) == len ? 0 : -1;
+}
+
+static int fail_nth_take(int fd)
+{
+	char buf[16] = "";
+
+	if (pread(fd, buf, sizeof(buf) - 1, 0) < 0)
+		return -1;
+	return fail_nth_set(fd, 0) ? -1 : atoi(buf);
+}
+
+static int do_udmabuf_sweep(int argc, char **argv)
+{
+	struct udmabuf_create uc = { .flags = UDMABUF_FLAGS_CLOEXEC };
+	int n, memfd, dev, fd, nth, err, faults = 0, leaked = 0;
+	long before, after;
+
+	if (argc != 3)
+		return 2;
+	uc.size = strtoul(argv[2], NULL, 0) * sysconf(_SC_PAGESIZE);
+	dev = open("/dev/udmabuf", O_RDWR);
+	if (dev < 0)
+		return perror("/dev/udmabuf"), 1;
+	memfd = memfd_create("udmabuf-sweep", MFD_ALLOW_SEALING);
+	if (memfd < 0 || ftruncate(memfd, uc.size) < 0 ||
+	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+		return perror("memfd"), 1;
+	uc.memfd = memfd;
+	nth = open("/proc/thread-self/fail-nth", O_RDWR);
+	if (nth < 0)
+		return perror("/proc/thread-self/fail-nth"), 1;
+	for (n = 1; n < 10000; n++) {
+		before = pins_out();
+		if (before < 0 || fail_nth_set(nth, n))
+			return perror("fail-nth or vmstat"), 1;
+		fd = ioctl(dev, UDMABUF_CREATE, &uc);
+		err = errno;
+		if (fail_nth_take(nth) > 0) {
+			/* Completed before its n-th allocation: done. */
+			if (fd < 0)
+				return perror("UDMABUF_CREATE"), 1;
+			close(fd);
+			break;
+		}
+		faults++;
+		if (fd >= 0)
+			close(fd);
+		after = pins_out();
+		if (after != before) {
+			printf("udmabuf-sweep: allocation %d failed (%s): %ld pins out, %ld before\n",
+			       n, fd < 0 ? strerror(err) : "created anyway",
+			       after, before);
+			leaked++;
+		}
+	}
+	printf("udmabuf-sweep: faults=%d leaked=%d\n", faults, leaked);
+	close(nth);
+	close(memfd);
+	close(dev);
+	return leaked || n == 10000 ? 1 : 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
@@ -1249,6 +1358,7 @@ static int usage(void)
 		"       nsim_netgpu recv-unreadable <port> <bytes> <seconds> [devmem]\n"
 		"       nsim_netgpu packet <ifname> <seconds>\n"
 		"       nsim_netgpu netlink <ifname | ->\n"
+		"       nsim_netgpu udmabuf-sweep <pages>\n"
 		"bind commands (\"<n> <command>\" lines): check <seed> <bytes>, stats,\n"
 		"ring, poll, bind2, dead, unbind, quit\n");
 	return 2;
@@ -1268,6 +1378,8 @@ int main(int argc, char **argv)
 		rc = do_packet(argc, argv);
 	else if (argc > 1 && !strcmp(argv[1], "netlink"))
 		rc = do_netlink(argc, argv);
+	else if (argc > 1 && !strcmp(argv[1], "udmabuf-sweep"))
+		rc = do_udmabuf_sweep(argc, argv);
 	if (rc == 2 || rc < 0)
 		return usage();
 	printf("nsim_netgpu: exit %d\n", rc);

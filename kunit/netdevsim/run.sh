@@ -827,6 +827,30 @@ case_teardown() {
 	return $ktap_fail
 }
 
+# udmabuf's error paths (patches/0018): UDMABUF_CREATE with its 1st,
+# 2nd, ... allocation failing (fail-nth, GFP_KERNEL included), until it
+# completes; none may leave a folio pinned.  Without 0018 a failed
+# unpin-list entry left it and every later folio of the range pinned.
+case_udmabuf_fail_nth() {
+	local d=/sys/kernel/debug a rc
+	for a in failslab fail_page_alloc; do
+		cat $d/$a/ignore-gfp-wait > /tmp/$a.igw
+		cat $d/$a/verbose > /tmp/$a.verbose
+		echo N > $d/$a/ignore-gfp-wait
+		echo 0 > $d/$a/verbose
+	done
+	"$NSIM_NETGPU" udmabuf-sweep 64 > /tmp/ub.out 2>&1
+	rc=$?
+	for a in failslab fail_page_alloc; do
+		cat /tmp/$a.igw > $d/$a/ignore-gfp-wait
+		cat /tmp/$a.verbose > $d/$a/verbose
+	done
+	diag_file udmabuf /tmp/ub.out
+	ktap_check "every failed UDMABUF_CREATE left no folio pinned (exit $rc)" test $rc -eq 0
+	ktap_check "the sweep failed allocations" grep -q 'faults=[1-9]' /tmp/ub.out
+	return $ktap_fail
+}
+
 # ----- scripts/bench-rx (nsim_bench=<runs>): one transfer, three receivers -----
 #
 # The same nsim_tcp stream from B, over the same emulated receive DMA of
@@ -914,7 +938,7 @@ if [ -n "${nsim_bench:-}" ]; then
 	exit
 fi
 
-ktap_begin netdevsim_rx 22
+ktap_begin netdevsim_rx 23
 nsim_case netdevsim_rx_setup case_setup
 nsim_case netdevsim_rx_tcp_plain case_tcp_plain
 nsim_case netdevsim_rx_tcp_split case_tcp_split
@@ -935,6 +959,7 @@ nsim_case netdevsim_rx_netgpu_rx_hostile case_netgpu_rx_hostile
 nsim_case netdevsim_rx_netgpu_rx_remove case_netgpu_rx_remove
 nsim_case netdevsim_rx_netgpu_fuzz case_netgpu_fuzz
 nsim_case netdevsim_rx_netgpu_rx_unplug case_netgpu_rx_unplug
+nsim_case netdevsim_rx_udmabuf_fail_nth case_udmabuf_fail_nth
 nsim_case netdevsim_rx_teardown case_teardown
 nsim_case netdevsim_rx_kmemleak case_kmemleak
 ktap_end
