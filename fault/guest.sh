@@ -288,11 +288,22 @@ excused() {
 	return 1
 }
 
+# record: the stream's line (stream()'s variables), to $W/streams and
+# the console.
+record() {
+	local line
+
+	line=$(echo "stream $i.$k seed $sseed bytes $bytes mem $mem hostile $hostile event $ev sent $src rx_exit $rrc got ${got:-0} mismatches ${mm:-0} zc ${zc:-0} result $res errno ${err:-none}" |
+	       tr -s ' ')
+	echo "$line" >> $W/streams
+	ktap_diag "$line"
+}
+
 # stream <i> <k>: one stream on pair i, its parameters drawn from the
 # worker's $RANDOM; one line in $W/streams.
 stream() {
 	local i=$1 k=$2 port=$((20000 + $1 * 1000 + $2 % 1000)) bytes mem hostile ev r
-	local sseed args rpid spid src rrc out=$W/rx.$1 tx=$W/tx.$1 at res err got mm line zc
+	local sseed args rpid spid src rrc out=$W/rx.$1 tx=$W/tx.$1 at res err got mm zc
 	local dev=$((100 + 2 * $1)) cpid
 	sseed=$(( (C_SEED * 7919 + i * 104729 + k) % 2147483647 + 1 ))
 	bytes=$(( C_STREAM_BYTES / 4 + (RANDOM * 32768 + RANDOM) % (C_STREAM_BYTES * 3 / 4 + 1) ))
@@ -349,10 +360,8 @@ stream() {
 		res=refused
 		err=$(sed -n 's/^netgpu-rx: \(.*\): \(.*\)$/\1: \2/p' $out | head -n 1)
 		excused "$err" || res=failed
-		line=$(echo "stream $i.$k seed $sseed bytes $bytes mem $mem hostile $hostile event $ev sent - rx_exit $rrc got 0 mismatches 0 zc 0 result $res errno ${err:-none}" |
-		       tr -s ' ')
-		echo "$line" >> $W/streams
-		ktap_diag "$line"
+		src=-
+		record
 		[ $res = refused ] || finding "stream $i.$k: netgpu-rx did not listen: $(head -n 3 $out | tr '\n' ' ')"
 		return
 	fi
@@ -422,10 +431,7 @@ stream() {
 	fi
 	[ $ev = reset ] && [ $res = ok ] && res=ok_reset
 	[ $ev = revoke ] && [ $res = ok ] && res=ok_revoked
-	line=$(echo "stream $i.$k seed $sseed bytes $bytes mem $mem hostile $hostile event $ev sent $src rx_exit $rrc got ${got:-0} mismatches ${mm:-0} zc ${zc:-0} result $res errno ${err:-none}" |
-		tr -s ' ')
-	echo "$line" >> $W/streams
-	ktap_diag "$line"
+	record
 	if [ $ev = unplug ]; then
 		pair_up "$i" || finding "pair $i: could not be created again after its unplug"
 	fi
