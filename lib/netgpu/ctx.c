@@ -839,18 +839,7 @@ VISIBLE_IF_KUNIT int netgpu_ctx_accounting_show(struct seq_file *m,
 }
 EXPORT_SYMBOL_IF_KUNIT(netgpu_ctx_accounting_show);
 
-static int netgpu_ctx_accounting_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, netgpu_ctx_accounting_show, NULL);
-}
-
-static const struct file_operations netgpu_ctx_accounting_fops = {
-	.owner		= THIS_MODULE,
-	.open		= netgpu_ctx_accounting_open,
-	.read		= seq_read,
-	.llseek		= seq_lseek,
-	.release	= single_release,
-};
+DEFINE_SHOW_ATTRIBUTE(netgpu_ctx_accounting);
 
 /*
  * NETDEV_UNREGISTER, under rtnl_lock: also raised when a device leaves
