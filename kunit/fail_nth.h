@@ -85,6 +85,13 @@ static inline void netgpu_kunit_need_fail_nth(struct kunit *test)
 	netgpu_splat_want_kmemleak(test);
 }
 
+/*
+ * Arming a netgpu fault point writes the fields of its struct fault_attr,
+ * which exist only with CONFIG_FAULT_INJECTION (on which
+ * CONFIG_NETGPU_FAULT_INJECTION depends): without it, the benchmark
+ * kernel's config among others, the cases that arm a point skip.
+ */
+#if IS_ENABLED(CONFIG_NETGPU_FAULT_INJECTION)
 /**
  * struct netgpu_fault_saved - a fault point's settings before a case armed it
  * @attr: the point's attribute
@@ -117,6 +124,8 @@ static inline void netgpu_kunit_fault_restore(void *arg)
 	s->attr->verbose = s->verbose;
 	s->attr->task_filter = s->task_filter;
 }
+
+#endif /* CONFIG_NETGPU_FAULT_INJECTION */
 
 /**
  * netgpu_kunit_fault_arm() - make a netgpu fault point fail once
