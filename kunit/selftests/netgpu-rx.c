@@ -316,8 +316,11 @@ static int rx_fill(struct rx *rx, const uint64_t *addrs, unsigned int n)
 			return -1;
 		}
 	}
+	/* The kernel's WRITE_ONCE(): the stores the litmus test models. */
 	for (i = 0; i < n; i++)
-		slots[(rx->fill_prod + i) & (rx->fill_entries - 1)] = addrs[i];
+		__atomic_store_n(&slots[(rx->fill_prod + i) &
+					(rx->fill_entries - 1)],
+				 addrs[i], __ATOMIC_RELAXED);
 	rx->fill_prod += n;
 	__atomic_store_n(&rx->fill->prod, rx->fill_prod, __ATOMIC_RELEASE);
 	return 0;

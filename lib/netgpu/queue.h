@@ -225,7 +225,8 @@ netgpu_queue_prod_reserve_addr_batch(struct netgpu_queue *q, const u64 *addrs,
 
 	/* A, matches D: the stores depend on @n, read from ->cons. */
 	for (i = 0; i < n; i++)
-		slots[(q->prod.cached_prod + i) & q->mask] = addrs[i];
+		WRITE_ONCE(slots[(q->prod.cached_prod + i) & q->mask],
+			   addrs[i]);
 	q->prod.cached_prod += n;
 	return n;
 }
@@ -254,8 +255,14 @@ netgpu_queue_prod_reserve_desc_batch(struct netgpu_queue *q,
 	n = __netgpu_queue_prod_nb_free(q, n);
 
 	/* A, matches D: the stores depend on @n, read from ->cons. */
-	for (i = 0; i < n; i++)
-		slots[(q->prod.cached_prod + i) & q->mask] = descs[i];
+	for (i = 0; i < n; i++) {
+		struct netgpu_rx_desc *d =
+			&slots[(q->prod.cached_prod + i) & q->mask];
+
+		WRITE_ONCE(d->addr, descs[i].addr);
+		WRITE_ONCE(d->len, descs[i].len);
+		WRITE_ONCE(d->flags, descs[i].flags);
+	}
 	q->prod.cached_prod += n;
 	return n;
 }
