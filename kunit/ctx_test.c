@@ -17,12 +17,15 @@
 
 #include <kunit/device.h>
 #include <kunit/resource.h>
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/cred.h>
 #include <linux/etherdevice.h>
 #include <linux/delay.h>
+#include <linux/dma-mapping.h>
 #include <linux/fdtable.h>
 #include <linux/file.h>
+#include <linux/in.h>
 #include <linux/kthread.h>
 #include <linux/miscdevice.h>
 #include <linux/mman.h>
@@ -42,6 +45,7 @@
 
 #include "ctx.h"
 #include "fail_nth.h"
+#include "mem_priv.h"
 #include "mem_provider.h"
 #include "mock_gpu.h"
 #include "splat.h"
@@ -324,6 +328,50 @@ static void netgpu_ctx_test_lifetime(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, netdev_refcnt_read(dev), refs + 1);
 	netgpu_ctx_put(ctx);
 	KUNIT_EXPECT_EQ(test, netdev_refcnt_read(dev), refs);
+}
+
+/* Unmaps of host pages seen by the stub below, and those under rtnl_lock. */
+static atomic_t ctx_unmaps, ctx_unmaps_rtnl;
+
+static void ctx_stub_unmap_page(struct device *dev, dma_addr_t dma)
+{
+	atomic_inc(&ctx_unmaps);
+	if (lockdep_rtnl_is_held())
+		atomic_inc(&ctx_unmaps_rtnl);
+	dma_unmap_page_attrs(dev, dma, PAGE_SIZE, DMA_FROM_DEVICE,
+			     DMA_ATTR_SKIP_CPU_SYNC);
+}
+
+/*
+ * The last put of a context with regions attached unmaps them without
+ * rtnl_lock (which every rtnetlink user waits for): before, the grace
+ * period of each region and every page's unmap ran under it.
+ */
+static void netgpu_ctx_test_free_unmaps_unlocked(struct kunit *test)
+{
+	struct netgpu_ctx *ctx;
+	int i, id;
+
+	if (!IS_ENABLED(CONFIG_LOCKDEP))
+		kunit_skip(test, "Test requires: CONFIG_LOCKDEP");
+	ctx = netgpu_ctx_create();
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    ctx_dev(test)->ifindex),
+			0);
+	atomic_set(&ctx_unmaps, 0);
+	atomic_set(&ctx_unmaps_rtnl, 0);
+	kunit_activate_static_stub(test, netgpu_host_unmap_page,
+				   ctx_stub_unmap_page);
+	for (i = 0; i < 2; i++) {
+		id = ctx_add_host(ctx_mem(test), ctx_user_mem(test, 2), 2);
+		KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test),
+							       id), 0);
+	}
+	netgpu_ctx_put(ctx);
+	kunit_deactivate_static_stub(test, netgpu_host_unmap_page);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx_unmaps), 4);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx_unmaps_rtnl), 0);
 }
 
 static void netgpu_ctx_test_attach_dev_twice(struct kunit *test)
@@ -1186,11 +1234,54 @@ static struct file *ctx_socket(struct kunit *test, int type, int proto)
 	return file;
 }
 
+static void ctx_sock_release_action(void *sock)
+{
+	sock_release(sock);
+}
+
+/*
+ * A TCP socket on 127.0.0.1 of init_net, connected (the listener and
+ * the accepted peer go when the case ends): its client, as a file.
+ * With @listener, the listening socket as a file instead.
+ */
+static struct file *ctx_tcp(struct kunit *test, bool listener)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct file *lfile, *cfile;
+	struct socket *lsn, *acc;
+	int err;
+
+	rtnl_lock();
+	err = dev_change_flags(init_net.loopback_dev,
+			       init_net.loopback_dev->flags | IFF_UP, NULL);
+	rtnl_unlock();
+	KUNIT_ASSERT_EQ(test, err, 0);
+	lfile = ctx_socket(test, SOCK_STREAM, IPPROTO_TCP);
+	lsn = sock_from_file(lfile);
+	KUNIT_ASSERT_EQ(test, kernel_bind(lsn, (struct sockaddr *)&sin,
+					  sizeof(sin)), 0);
+	KUNIT_ASSERT_EQ(test, kernel_listen(lsn, 1), 0);
+	if (listener)
+		return lfile;
+	KUNIT_ASSERT_GE(test, kernel_getsockname(lsn, (struct sockaddr *)&sin),
+			0);
+	cfile = ctx_socket(test, SOCK_STREAM, IPPROTO_TCP);
+	KUNIT_ASSERT_EQ(test, kernel_connect(sock_from_file(cfile),
+					     (struct sockaddr *)&sin,
+					     sizeof(sin), 0), 0);
+	KUNIT_ASSERT_EQ(test, kernel_accept(lsn, &acc, 0), 0);
+	mock_defer(test, ctx_sock_release_action, acc);
+	return cfile;
+}
+
 /*
  * ATTACH_SOCKET's refusals, each with its errno and nothing left behind:
  * a descriptor that is not a socket, a socket that is not TCP, a bad
- * ring geometry; then a TCP socket attaches (with the NIC interface) and
- * its socket-queue fd holds the socket until closed.
+ * ring geometry, a TCP socket neither connected nor connecting (never
+ * connected, or listening), one of another network namespace than the
+ * device's; then a connected TCP socket attaches (with the NIC
+ * interface) and its socket-queue fd holds the socket until closed.
  */
 static void netgpu_ctx_test_attach_socket(struct kunit *test)
 {
@@ -1198,7 +1289,8 @@ static void netgpu_ctx_test_attach_socket(struct kunit *test)
 		.rx = { .entries = 64, .entry_size = sizeof(struct netgpu_rx_desc) },
 	};
 	void __user *u = ctx_uarg(test);
-	struct file *shm, *udp, *tcp, *sq_file;
+	struct file *shm, *udp, *tcp, *sq_file, *lone, *lsn, *other;
+	struct socket *osock;
 	struct netgpu_ctx *ctx;
 	long tcp_count;
 	int ret;
@@ -1210,8 +1302,16 @@ static void netgpu_ctx_test_attach_socket(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, shm);
 	mock_defer(test, ctx_fput_action, shm);
 	udp = ctx_socket(test, SOCK_DGRAM, IPPROTO_UDP);
-	tcp = ctx_socket(test, SOCK_STREAM, IPPROTO_TCP);
+	lone = ctx_socket(test, SOCK_STREAM, IPPROTO_TCP);
+	lsn = ctx_tcp(test, true);
+	tcp = ctx_tcp(test, false);
 	tcp_count = file_count(tcp);
+	KUNIT_ASSERT_EQ(test, sock_create_kern(ctx_new_net(test), AF_INET,
+					       SOCK_STREAM, IPPROTO_TCP,
+					       &osock), 0);
+	other = sock_alloc_file(osock, O_RDWR, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, other);
+	mock_defer(test, ctx_fput_action, other);
 
 #define CTX_SOCK_EXPECT(file, err) do {					\
 	as.sock_fd = ctx_install(test, file);				\
@@ -1228,6 +1328,9 @@ static void netgpu_ctx_test_attach_socket(struct kunit *test)
 	}
 	CTX_SOCK_EXPECT(shm, -ENOTSOCK);
 	CTX_SOCK_EXPECT(udp, -EOPNOTSUPP);
+	CTX_SOCK_EXPECT(lone, -ENOTCONN);
+	CTX_SOCK_EXPECT(lsn, -ENOTCONN);
+	CTX_SOCK_EXPECT(other, -EXDEV);
 	as.rx.entry_size = 8;
 	CTX_SOCK_EXPECT(tcp, -EINVAL);
 	as.rx.entry_size = sizeof(struct netgpu_rx_desc);
@@ -1281,7 +1384,7 @@ static void netgpu_ctx_test_attach_socket_fail_nth(struct kunit *test)
 		kunit_skip(test, "Test requires: a file table");
 	netgpu_kunit_need_fail_nth(test);
 	ctx = ctx_attached(test);
-	tcp = ctx_socket(test, SOCK_STREAM, IPPROTO_TCP);
+	tcp = ctx_tcp(test, false);
 	tcp_count = file_count(tcp);
 	ctx_refs = refcount_read(&ctx->ref);
 	as.sock_fd = ctx_install(test, tcp);
@@ -1769,6 +1872,7 @@ static void netgpu_ctx_test_revoke_other_region(struct kunit *test)
 
 static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_lifetime),
+	KUNIT_CASE(netgpu_ctx_test_free_unmaps_unlocked),
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_twice),
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_refused),
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_netns),

@@ -998,9 +998,186 @@ static void netgpu_nic_test_dev_gone_unmaps(struct kunit *test)
 	netgpu_mem_flush();
 	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 0);
 	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_DEAD);
+	/* No buffer keeps the address of a mapping that is gone. */
+	KUNIT_EXPECT_EQ(test, page_pool_get_dma_addr_netmem(nm), 0);
+	KUNIT_EXPECT_EQ(test,
+			ifq->areas[0].niovs[1].niov.dma_addr |
+			ifq->areas[1].niovs[3].niov.dma_addr, 0);
 
 	/* A dead queue hands out nothing more; its buffers come back. */
 	page_pool_put_full_netmem(pp, nm, false);
+	nic_pool_done(test, ifq, pp);
+}
+
+/*
+ * The DMA syncs a case saw, through static stubs of the two sync calls
+ * (the mock NIC's DMA is coherent: a sync changes nothing a case could
+ * see otherwise).  One case at a time runs, so one log serves.
+ */
+#define NIC_SYNC_MAX	32
+
+struct nic_sync_log {
+	unsigned int	nr[2];
+	u64		off[2][NIC_SYNC_MAX];
+	u64		len[2][NIC_SYNC_MAX];
+};
+
+static struct nic_sync_log *nic_syncs;
+
+static void nic_sync_record(int dir, u64 off, u64 len)
+{
+	unsigned int i = nic_syncs->nr[dir]++;
+
+	if (i < NIC_SYNC_MAX) {
+		nic_syncs->off[dir][i] = off;
+		nic_syncs->len[dir][i] = len;
+	}
+}
+
+static void nic_sync_cpu_stub(const struct netgpu_dmamap *map, u64 off,
+			      u64 len)
+{
+	nic_sync_record(0, off, len);
+}
+
+static void nic_sync_dev_stub(const struct netgpu_dmamap *map, u64 off,
+			      u64 len)
+{
+	nic_sync_record(1, off, len);
+}
+
+static void nic_syncs_start(struct kunit *test)
+{
+	nic_syncs = kunit_kzalloc(test, sizeof(*nic_syncs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, nic_syncs);
+	kunit_activate_static_stub(test, netgpu_dmamap_sync_for_cpu,
+				   nic_sync_cpu_stub);
+	kunit_activate_static_stub(test, netgpu_dmamap_sync_for_device,
+				   nic_sync_dev_stub);
+}
+
+static void nic_syncs_clear(void)
+{
+	memset(nic_syncs, 0, sizeof(*nic_syncs));
+}
+
+/* Bytes of buffer @idx that the CPU syncs of the log covered. */
+static u64 nic_synced_cpu(u32 idx)
+{
+	u64 lo = (u64)idx << PAGE_SHIFT, hi = lo + PAGE_SIZE, sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < min(nic_syncs->nr[0], NIC_SYNC_MAX); i++) {
+		u64 s = max(lo, nic_syncs->off[0][i]);
+		u64 e = min(hi, nic_syncs->off[0][i] + nic_syncs->len[0][i]);
+
+		if (s < e)
+			sum += e - s;
+	}
+	return sum;
+}
+
+static u32 nic_index(netmem_ref nm)
+{
+	return netgpu_niov_from_netmem(nm)->buf.index;
+}
+
+/*
+ * Each sync of the receive path, exactly: every buffer that leaves the
+ * free list for the NIC is synced for the device, whole; a handout syncs
+ * its bytes for the CPU, and only those; a buffer user space gives back
+ * is synced for the device at once, also when the stack still holds a
+ * frag of it (the stack's last put recycles it through page_pool, which
+ * syncs nothing for netgpu).
+ */
+static void netgpu_nic_test_syncs(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct netgpu_rx_desc desc;
+	struct page_pool *pp;
+	netmem_ref nm, got;
+	u32 idx;
+
+	nic_syncs_start(test);
+	pp = nic_pool(test, f, ifq);
+	nm = mock_nic_alloc(pp);
+	KUNIT_ASSERT_TRUE(test, nic_some(nm));
+	/* The refill took all four buffers off the free list. */
+	KUNIT_EXPECT_EQ(test, nic_syncs->nr[0], 0);
+	KUNIT_EXPECT_EQ(test, nic_syncs->nr[1], 4);
+	KUNIT_EXPECT_EQ(test, nic_syncs->len[1][0], PAGE_SIZE);
+	idx = nic_index(nm);
+
+	/* 200 bytes at 10 go to user space; the stack keeps its frag. */
+	nic_syncs_clear();
+	KUNIT_ASSERT_EQ(test, netgpu_ifq_rx_niov(ifq, nm, 10, 200, &desc), 0);
+	KUNIT_EXPECT_EQ(test, nic_syncs->nr[0], 1);
+	KUNIT_EXPECT_EQ(test, nic_syncs->off[0][0],
+			((u64)idx << PAGE_SHIFT) + 10);
+	KUNIT_EXPECT_EQ(test, nic_syncs->len[0][0], 200);
+	KUNIT_EXPECT_EQ(test, nic_syncs->nr[1], 0);
+
+	/* Given back while the stack holds it: synced for the device. */
+	mock_nic_fill(ifq, nic_addr(nm));
+	got = mock_nic_alloc(pp);
+	KUNIT_ASSERT_TRUE(test, nic_some(got));
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
+	KUNIT_EXPECT_EQ(test, nic_syncs->nr[1], 1);
+	KUNIT_EXPECT_EQ(test, nic_syncs->off[1][0], (u64)idx << PAGE_SHIFT);
+	KUNIT_EXPECT_EQ(test, nic_syncs->len[1][0], PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, nic_syncs->nr[0], 1);
+
+	page_pool_put_full_netmem(pp, got, false);
+	page_pool_put_full_netmem(pp, nm, false);
+	nic_pool_done(test, ifq, pp);
+}
+
+/*
+ * The unmap at device removal syncs for the CPU what the stack holds,
+ * never what user space holds: a buffer user space was given whole is
+ * left alone (its own writes would be lost: the bounce slot copied over
+ * them, or its dirty cache lines invalidated), a buffer given in part
+ * is synced past what was given, one only the stack holds is synced
+ * whole.
+ */
+static void netgpu_nic_test_unmap_spares_user(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct netgpu_rx_desc desc;
+	struct page_pool *pp;
+	netmem_ref nm[3];
+	int i;
+
+	nic_syncs_start(test);
+	pp = nic_pool(test, f, ifq);
+	for (i = 0; i < 3; i++) {
+		nm[i] = mock_nic_alloc(pp);
+		KUNIT_ASSERT_TRUE(test, nic_some(nm[i]));
+	}
+	/* 0: user space's alone; 1: the first 100 bytes user space's. */
+	KUNIT_ASSERT_EQ(test, netgpu_ifq_rx_niov(ifq, nm[0], 0, PAGE_SIZE,
+						 &desc), 0);
+	page_pool_put_full_netmem(pp, nm[0], false);
+	KUNIT_ASSERT_EQ(test, netgpu_ifq_rx_niov(ifq, nm[1], 0, 100, &desc),
+			0);
+	nic_syncs_clear();
+
+	ifq->state = NETGPU_IFQ_UNBOUND;
+	rtnl_lock();
+	netgpu_ifq_dev_gone(ifq);
+	rtnl_unlock();
+	KUNIT_EXPECT_EQ(test, nic_synced_cpu(nic_index(nm[0])), 0);
+	KUNIT_EXPECT_EQ(test, nic_synced_cpu(nic_index(nm[1])),
+			PAGE_SIZE - 100);
+	KUNIT_EXPECT_EQ(test, nic_synced_cpu(nic_index(nm[2])), PAGE_SIZE);
+	/* The fourth, in the pool's cache: the NIC may have written it. */
+	KUNIT_EXPECT_EQ(test, nic_syncs->nr[0], 3);
+
+	netgpu_ifq_scrub(ifq);
+	page_pool_put_full_netmem(pp, nm[1], false);
+	page_pool_put_full_netmem(pp, nm[2], false);
 	nic_pool_done(test, ifq, pp);
 }
 
@@ -1692,6 +1869,8 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_region_revoked),
 	KUNIT_CASE(netgpu_nic_test_unbind_down),
 	KUNIT_CASE(netgpu_nic_test_dev_gone_unmaps),
+	KUNIT_CASE(netgpu_nic_test_syncs),
+	KUNIT_CASE(netgpu_nic_test_unmap_spares_user),
 	KUNIT_CASE(netgpu_nic_test_create_fail_nth),
 	KUNIT_CASE(netgpu_nic_test_create_refused),
 	KUNIT_CASE(netgpu_nic_test_bind_no_queue_api),
@@ -2452,14 +2631,15 @@ static bool sock_close_settled(struct netgpu_region *r)
 
 /*
  * A context of @f's mock NIC (registered here) with a host region of 8
- * pages of a new area attached, and rx queue 0 bound: the queue's file.
+ * pages of a new area attached, and with @bind rx queue 0 bound: the
+ * queue's file (else NULL).
  * The case owns the context's reference, the area and a reference on
  * the region.
  */
-static struct file *sock_ctx_bound(struct kunit *test, struct nic_fix *f,
-				   struct netgpu_ctx **ctx,
-				   struct netgpu_mem **mem,
-				   struct netgpu_region **r, int *id)
+static struct file *sock_ctx_new(struct kunit *test, struct nic_fix *f,
+				 struct netgpu_ctx **ctx,
+				 struct netgpu_mem **mem,
+				 struct netgpu_region **r, int *id, bool bind)
 {
 	struct netgpu_queue_geom fill = { .entries = 64, .entry_size = 8 };
 	struct netgpu_region_desc d = { .type = NETGPU_MEMTYPE_HOST };
@@ -2485,9 +2665,19 @@ static struct file *sock_ctx_bound(struct kunit *test, struct nic_fix *f,
 	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_dev(*ctx, &init_net,
 						    f->nic->ndev->ifindex), 0);
 	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(*ctx, *mem, *id), 0);
+	if (!bind)
+		return NULL;
 	qfile = netgpu_ctx_bind_queue(*ctx, &qid, false, &fill);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, qfile);
 	return qfile;
+}
+
+static struct file *sock_ctx_bound(struct kunit *test, struct nic_fix *f,
+				   struct netgpu_ctx **ctx,
+				   struct netgpu_mem **mem,
+				   struct netgpu_region **r, int *id)
+{
+	return sock_ctx_new(test, f, ctx, mem, r, id, true);
 }
 
 /* A buffer of @f's bound queue received and handed to user space, the skb gone. */
@@ -2520,7 +2710,7 @@ static void netgpu_sock_test_close_order(struct kunit *test)
 	struct netgpu_region *r;
 	struct netgpu_mem *mem;
 	struct netgpu_ctx *ctx;
-	struct socket *sock;
+	struct socket *cli;
 	long tcp_count;
 	u8 order[SOCK_NR_ENDS];
 	int i, id, fd;
@@ -2530,10 +2720,7 @@ static void netgpu_sock_test_close_order(struct kunit *test)
 	sock_close_order(*(const u8 *)test->param_value, order);
 	qfile = sock_ctx_bound(test, f, &ctx, &mem, &r, &id);
 
-	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
-					       IPPROTO_TCP, &sock), 0);
-	tcp = sock_alloc_file(sock, O_RDWR, NULL);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, tcp);
+	tcp = sock_pair(test, &cli);
 	tcp_count = file_count(tcp);
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	KUNIT_ASSERT_GE(test, fd, 0);
@@ -2624,6 +2811,152 @@ static void netgpu_sock_test_remove_region(struct kunit *test)
 	netgpu_mem_close(mem);
 	KUNIT_EXPECT_TRUE(test, sock_close_settled(r));
 	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	netgpu_region_put(r);
+}
+
+/* What the stub below did, for netgpu_sock_test_bind_file_fails(). */
+static struct {
+	struct nic_fix		*f;
+	struct netgpu_niov	*n;
+	int			err;
+} sock_getfile;
+
+/*
+ * The queue is bound, its file cannot be made: meanwhile a socket queue
+ * of the context handed 100 bytes of a buffer to user space.
+ */
+static struct file *sock_getfile_fails(struct netgpu_ifq_file *qf)
+{
+	struct page_pool *pp = sock_getfile.f->nic->pp;
+	struct netgpu_rx_desc d;
+	netmem_ref nm;
+
+	nm = mock_nic_alloc(pp);
+	if (nic_some(nm)) {
+		sock_getfile.err = netgpu_ifq_rx_niov(qf->ifq, nm, 0, 100, &d);
+		sock_getfile.n = netgpu_niov_from_netmem(nm);
+		page_pool_put_full_netmem(pp, nm, false);
+	}
+	return ERR_PTR(-ENFILE);
+}
+
+/*
+ * BIND_QUEUE whose file cannot be made after the bind: the error path
+ * does what closing the file would, scrub included.  Without the scrub
+ * the user reference taken meanwhile stayed for ever (no fill ring to
+ * give it back), and with it the old pool, the queue, and the region's
+ * holder: the region could never be bound again.
+ */
+static void netgpu_sock_test_bind_file_fails(struct kunit *test)
+{
+	struct netgpu_queue_geom fill = { .entries = 64, .entry_size = 8 };
+	struct nic_fix *f = test->priv;
+	unsigned long timeout;
+	struct netgpu_region *r;
+	struct netgpu_mem *mem;
+	struct netgpu_ctx *ctx;
+	struct file *qfile;
+	u32 qid = 0;
+	int id;
+
+	sock_ctx_new(test, f, &ctx, &mem, &r, &id, false);
+	memset(&sock_getfile, 0, sizeof(sock_getfile));
+	sock_getfile.f = f;
+	kunit_activate_static_stub(test, netgpu_ctx_ifq_getfile,
+				   sock_getfile_fails);
+	qfile = netgpu_ctx_bind_queue(ctx, &qid, false, &fill);
+	kunit_deactivate_static_stub(test, netgpu_ctx_ifq_getfile);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(qfile), -ENFILE);
+	KUNIT_ASSERT_NOT_NULL(test, sock_getfile.n);
+	KUNIT_EXPECT_EQ(test, sock_getfile.err, 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sock_getfile.n->uref), 0);
+	nic_expect_plain_queue(test, f->nic);
+
+	/* The old pool drains (page_pool retries every second). */
+	timeout = jiffies + 10 * HZ;
+	while (atomic_read(&r->holder) && time_before(jiffies, timeout))
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->holder), 0);
+	qfile = netgpu_ctx_bind_queue(ctx, &qid, false, &fill);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(qfile));
+	if (!IS_ERR(qfile))
+		__fput_sync(qfile);
+
+	netgpu_ctx_put(ctx);
+	netgpu_mem_close(mem);
+	KUNIT_EXPECT_TRUE(test, sock_close_settled(r));
+	netgpu_region_put(r);
+}
+
+struct sock_binder {
+	struct netgpu_ctx	*ctx;
+	struct file		*file;
+	struct completion	done;
+};
+
+static int sock_binder_fn(void *arg)
+{
+	struct netgpu_queue_geom fill = { .entries = 64, .entry_size = 8 };
+	struct sock_binder *b = arg;
+	u32 qid = 0;
+
+	b->file = netgpu_ctx_bind_queue(b->ctx, &qid, false, &fill);
+	complete(&b->done);
+	return 0;
+}
+
+/*
+ * DETACH_REGION while BIND_QUEUE waits for rtnl_lock (the test holds
+ * it): the queue was made and holds the region, so the detach is
+ * refused as it is once the queue is bound.  Before, the region was
+ * detached, the queue bound anyway, and a later REMOVE_REGION never
+ * reached it: the NIC went on writing the "removed" memory.
+ */
+static void netgpu_sock_test_detach_while_binding(struct kunit *test)
+{
+	struct nic_fix *f = test->priv;
+	struct sock_binder *b;
+	struct task_struct *t;
+	unsigned long timeout;
+	struct netgpu_region *r;
+	struct netgpu_mem *mem;
+	struct netgpu_ctx *ctx;
+	int id;
+
+	sock_ctx_new(test, f, &ctx, &mem, &r, &id, false);
+	b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	b->ctx = ctx;
+	init_completion(&b->done);
+
+	rtnl_lock();
+	t = kthread_run(sock_binder_fn, b, "netgpu-binder");
+	if (IS_ERR(t)) {
+		rtnl_unlock();
+		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(t));
+		return;
+	}
+	/* The queue exists (it holds the region): the binder waits for us. */
+	timeout = jiffies + 10 * HZ;
+	while (!atomic_read(&r->holder) && time_before(jiffies, timeout))
+		msleep(5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->holder), 1);
+	KUNIT_EXPECT_FALSE(test, completion_done(&b->done));
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, mem, id), -EBUSY);
+	rtnl_unlock();
+	wait_for_completion(&b->done);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(b->file));
+
+	/* The removal reaches the queue. */
+	netgpu_region_revoke(r);
+	flush_work(&ctx->revoke_work);
+	KUNIT_EXPECT_TRUE(test, sock_stopped(b->file));
+	nic_expect_plain_queue(test, f->nic);
+
+	__fput_sync(b->file);
+	netgpu_ctx_put(ctx);
+	netgpu_mem_close(mem);
+	KUNIT_EXPECT_TRUE(test, sock_close_settled(r));
 	netgpu_region_put(r);
 }
 
@@ -2962,6 +3295,51 @@ static void netgpu_sock_test_urg_inline(struct kunit *test)
 
 	sock_expect_stream(test, f, ifq, sq, (const u8 *)"abcUdef", 7);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&sq->cnt.copied), 7);
+	netgpu_sockq_destroy(sq);
+	sock_expect_all_home(test, ifq);
+}
+
+/*
+ * A segment announces urgent data at rcv_nxt before the byte arrives
+ * (TCP_URG_NOTYET, as tcp_check_urg() leaves it; a peer can send such a
+ * segment with no payload): a read then has nothing to pass.  Before
+ * the fix it skipped the byte not received, copied_seq ran one past
+ * rcv_nxt, and the stream came out shifted (and recv() WARNed).  When
+ * the byte arrives it is passed as recv() passes it.
+ */
+static void netgpu_sock_test_urg_notyet(struct kunit *test)
+{
+	struct netgpu_queue_geom g = SOCK_RX_GEOM;
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct sock_fix *s = sock_fix(test, ifq, 8);
+	struct netgpu_recv r = {};
+	struct netgpu_sockq *sq;
+	struct tcp_sock *tp;
+	struct socket *cli;
+	struct file *file;
+	struct sock *sk;
+
+	file = sock_pair(test, &cli);
+	sq = netgpu_sockq_create(s->ctx, file, &g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
+	sk = sock_from_file(file)->sk;
+	tp = tcp_sk(sk);
+
+	lock_sock(sk);
+	WRITE_ONCE(tp->urg_seq, tp->rcv_nxt);
+	WRITE_ONCE(tp->urg_data, TCP_URG_NOTYET);
+	tp->pred_flags = 0;
+	release_sock(sk);
+	netgpu_sockq_recv(sq, NULL, &r);
+	KUNIT_EXPECT_EQ(test, r.descs, 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(tp->copied_seq), READ_ONCE(tp->rcv_nxt));
+
+	/* The urgent byte, then the rest of the stream. */
+	sock_send(test, cli, (const u8 *)"U", 1, 0);
+	sock_send(test, cli, (const u8 *)"def", 3, 0);
+	sock_expect_stream(test, f, ifq, sq, (const u8 *)"def", 3);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(tp->copied_seq), READ_ONCE(tp->rcv_nxt));
 	netgpu_sockq_destroy(sq);
 	sock_expect_all_home(test, ifq);
 }
@@ -4016,11 +4394,14 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_ring_full),
 	KUNIT_CASE(netgpu_sock_test_after_scrub),
 	KUNIT_CASE(netgpu_sock_test_remove_region),
+	KUNIT_CASE(netgpu_sock_test_bind_file_fails),
+	KUNIT_CASE(netgpu_sock_test_detach_while_binding),
 	KUNIT_CASE_PARAM(netgpu_sock_test_close_order, sock_close_gen_params),
 	KUNIT_CASE(netgpu_sock_test_tcp),
 	KUNIT_CASE(netgpu_sock_test_attach_refused),
 	KUNIT_CASE(netgpu_sock_test_taken_over),
 	KUNIT_CASE(netgpu_sock_test_urg_inline),
+	KUNIT_CASE(netgpu_sock_test_urg_notyet),
 	KUNIT_CASE(netgpu_sock_test_recv_errors),
 	KUNIT_CASE(netgpu_sock_test_wait_nothing),
 	KUNIT_CASE_PARAM(netgpu_sock_test_wait_woken, sock_poke_gen_params),

@@ -1147,6 +1147,7 @@ static void netgpu_queue_test_mmap_real(struct kunit *test)
 	struct netgpu_queue *q = qt_create(test, t, n);
 	unsigned long off = NETGPU_OFF_FILL_RING;
 	size_t size = netgpu_queue_ring_size(q);
+	struct vm_area_struct *vma;
 	u64 in[8], out[8];
 	unsigned long addr;
 	struct file *file;
@@ -1197,6 +1198,23 @@ static void netgpu_queue_test_mmap_real(struct kunit *test)
 	addr = kunit_vm_mmap(test, file, 0, PAGE_SIZE, prot, MAP_SHARED,
 			     PAGE_SIZE);
 	KUNIT_EXPECT_EQ(test, (long)addr, (long)-EINVAL);
+
+	/*
+	 * Private: user writes would go to a copy the kernel never reads.
+	 * Executable: writable code shared with the kernel.  A shared one
+	 * can never become executable (no VM_MAYEXEC for mprotect()).
+	 */
+	addr = kunit_vm_mmap(test, file, 0, PAGE_SIZE, prot, MAP_PRIVATE, off);
+	KUNIT_EXPECT_EQ(test, (long)addr, (long)-EINVAL);
+	addr = kunit_vm_mmap(test, file, 0, PAGE_SIZE, prot | PROT_EXEC,
+			     MAP_SHARED, off);
+	KUNIT_EXPECT_EQ(test, (long)addr, (long)-EPERM);
+	addr = kunit_vm_mmap(test, file, 0, PAGE_SIZE, prot, MAP_SHARED, off);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(addr));
+	mmap_read_lock(current->mm);
+	vma = find_vma(current->mm, addr);
+	KUNIT_EXPECT_TRUE(test, vma && !(vma->vm_flags & VM_MAYEXEC));
+	mmap_read_unlock(current->mm);
 }
 
 static struct kunit_case queue_test_cases[] = {

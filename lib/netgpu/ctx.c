@@ -18,6 +18,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <net/net_namespace.h>
+#include <kunit/static_stub.h>
 #include <kunit/visibility.h>
 #include <uapi/linux/netgpu.h>
 
@@ -60,6 +61,7 @@ struct netgpu_ctx *netgpu_ctx_create(void)
 	ctx->state = NETGPU_CTX_NEW;
 	INIT_LIST_HEAD(&ctx->node);
 	INIT_LIST_HEAD(&ctx->ifqs);
+	INIT_LIST_HEAD(&ctx->binding);
 	INIT_LIST_HEAD(&ctx->sockqs);
 	INIT_WORK(&ctx->revoke_work, netgpu_ctx_revoke_work);
 	return ctx;
@@ -91,8 +93,8 @@ static int netgpu_ctx_check_attached(struct netgpu_ctx *ctx)
  * @ifq: the queue (the owner's reference)
  * @node: in &netgpu_ctx.ifqs
  */
-struct netgpu_ifq_file {
-	struct netgpu_ctx	*ctx;
+/* A queue made, not bound yet (&netgpu_ctx.binding). */
+struct netgpu_ctx_binding {
 	struct netgpu_ifq	*ifq;
 	struct list_head	node;
 };
@@ -112,9 +114,14 @@ static bool netgpu_ctx_queue_holds(struct netgpu_ctx *ctx,
 {
 	struct netgpu_ifq_file *qf;
 
+	struct netgpu_ctx_binding *b;
+
 	lockdep_assert_held(&ctx->lock);
 	list_for_each_entry(qf, &ctx->ifqs, node)
 		if (netgpu_ifq_holds(qf->ifq, r))
+			return true;
+	list_for_each_entry(b, &ctx->binding, node)
+		if (netgpu_ifq_holds(b->ifq, r))
 			return true;
 	return false;
 }
@@ -159,15 +166,22 @@ static void netgpu_ctx_region_revoked(struct netgpu_memctx *mc)
  * the references its scrub took stay counted in @ctx (the queue itself
  * may live on in a pool, but is no longer the context's).
  */
-static void netgpu_ctx_ifq_gone(struct netgpu_ctx *ctx,
-				struct netgpu_ifq *ifq)
+static void netgpu_ctx_ifq_gone_locked(struct netgpu_ctx *ctx,
+				       struct netgpu_ifq *ifq)
 {
 	struct netgpu_account a = {};
 
+	lockdep_assert_held(&ctx->lock);
 	netgpu_ifq_account(ifq, &a);
-	mutex_lock(&ctx->lock);
 	ctx->gone_returned += a.returned;
 	ctx->gone_scrubbed += a.scrubbed;
+}
+
+static void netgpu_ctx_ifq_gone(struct netgpu_ctx *ctx,
+				struct netgpu_ifq *ifq)
+{
+	mutex_lock(&ctx->lock);
+	netgpu_ctx_ifq_gone_locked(ctx, ifq);
 	mutex_unlock(&ctx->lock);
 }
 
@@ -244,6 +258,25 @@ static struct netgpu_ifq *netgpu_ctx_new_ifq(struct netgpu_ctx *ctx,
 	return ifq;
 }
 
+/**
+ * netgpu_ctx_ifq_getfile() - the file of a bound interface queue
+ * @qf: what the file's private data will be
+ *
+ * anon_inode_getfile(), out of line so that a KUnit case can make it
+ * fail after the bind (kunit_activate_static_stub()) with buffers
+ * handed out meanwhile.
+ *
+ * Context: Process context.
+ * Return: the file, or an ERR_PTR().
+ */
+VISIBLE_IF_KUNIT struct file *netgpu_ctx_ifq_getfile(struct netgpu_ifq_file *qf)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_ctx_ifq_getfile, qf);
+	return anon_inode_getfile("[netgpu-ifq]", &netgpu_ifq_fops, qf,
+				  O_RDWR | O_CLOEXEC);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_ctx_ifq_getfile);
+
 /* Bind @ifq (the caller's reference): its file, not yet installed. */
 static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx,
 					struct netgpu_ifq *ifq, u32 *queue_id,
@@ -273,8 +306,7 @@ static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx,
 		goto err_free;
 	qf->ctx = ctx;
 	qf->ifq = ifq;
-	file = anon_inode_getfile("[netgpu-ifq]", &netgpu_ifq_fops, qf,
-				  O_RDWR | O_CLOEXEC);
+	file = netgpu_ctx_ifq_getfile(qf);
 	if (IS_ERR(file)) {
 		err = PTR_ERR(file);
 		goto err_unbind;
@@ -284,7 +316,14 @@ static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx,
 	return file;
 
 err_unbind:
+	/*
+	 * As closing the file would: the queue was bound, so a socket
+	 * queue of @ctx may have handed its buffers to user space since;
+	 * without a file nothing would give them back.
+	 */
 	netgpu_ifq_unbind(ifq);
+	netgpu_ifq_scrub(ifq);
+	netgpu_ctx_ifq_gone_locked(ctx, ifq);
 err_free:
 	kfree(qf);
 err_put_ifq:
@@ -312,6 +351,20 @@ static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx,
  * maps until the buffers the device holds come back), then drops the
  * DMA device and the device.
  */
+/* The memory side of netgpu_ctx_detach_dev_locked(): rtnl_lock not needed. */
+static void netgpu_ctx_release_dev_locked(struct netgpu_ctx *ctx,
+					  enum netgpu_ctx_state state)
+{
+	lockdep_assert_held(&ctx->lock);
+
+	netgpu_memctx_release(&ctx->mc);
+	put_device(ctx->dma_dev);
+	ctx->dma_dev = NULL;
+	netdev_put(ctx->netdev, &ctx->tracker);
+	ctx->netdev = NULL;
+	ctx->state = state;
+}
+
 static void netgpu_ctx_detach_dev_locked(struct netgpu_ctx *ctx,
 					 enum netgpu_ctx_state state)
 {
@@ -321,23 +374,35 @@ static void netgpu_ctx_detach_dev_locked(struct netgpu_ctx *ctx,
 	list_del_init(&ctx->node);
 	/* Queues first: their holds on the maps go, the unmaps run here. */
 	netgpu_ctx_ifqs_dev_gone(ctx);
-	netgpu_memctx_release(&ctx->mc);
-	put_device(ctx->dma_dev);
-	ctx->dma_dev = NULL;
-	netdev_put(ctx->netdev, &ctx->tracker);
-	ctx->netdev = NULL;
-	ctx->state = state;
+	netgpu_ctx_release_dev_locked(ctx, state);
 }
 
 static void netgpu_ctx_free(struct netgpu_ctx *ctx)
 {
+	bool attached;
+
 	rtnl_lock();
 	mutex_lock(&ctx->lock);
 	/* Or the notifier detached it: DEAD or NEW, nothing held. */
-	if (ctx->state == NETGPU_CTX_ATTACHED)
-		netgpu_ctx_detach_dev_locked(ctx, NETGPU_CTX_DEAD);
+	attached = ctx->state == NETGPU_CTX_ATTACHED;
+	if (attached) {
+		/* Off the notifier's list; no queue is left (each held @ctx). */
+		list_del_init(&ctx->node);
+		netgpu_ctx_ifqs_dev_gone(ctx);
+	}
 	mutex_unlock(&ctx->lock);
 	rtnl_unlock();
+	/*
+	 * The grace period and the unmaps of every region without
+	 * rtnl_lock, which every rtnetlink user on the machine waits for.
+	 * The device is still held: its unregistration waits for the
+	 * netdev_put() below, so the regions are unmapped before it goes.
+	 */
+	if (attached) {
+		mutex_lock(&ctx->lock);
+		netgpu_ctx_release_dev_locked(ctx, NETGPU_CTX_DEAD);
+		mutex_unlock(&ctx->lock);
+	}
 	/* The memory context is released: no revocation queues it again. */
 	cancel_work_sync(&ctx->revoke_work);
 
@@ -545,6 +610,8 @@ struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
 	struct file *file;
 	int err;
 
+	struct netgpu_ctx_binding b;
+
 	mutex_lock(&ctx->lock);
 	err = netgpu_ctx_check_attached(ctx);
 	/* Racy against a change of the count: the NIC unit rechecks. */
@@ -552,15 +619,24 @@ struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
 	    *queue_id >= READ_ONCE(ctx->netdev->real_num_rx_queues))
 		err = -EINVAL;
 	ifq = err ? ERR_PTR(err) : netgpu_ctx_new_ifq(ctx, fill);
+	/* Its regions may not be detached while rtnl_lock is awaited. */
+	if (!IS_ERR(ifq)) {
+		b.ifq = ifq;
+		list_add_tail(&b.node, &ctx->binding);
+	}
 	mutex_unlock(&ctx->lock);
 	if (IS_ERR(ifq))
 		return ERR_CAST(ifq);
 
 	if (rtnl_lock_killable()) {
+		mutex_lock(&ctx->lock);
+		list_del(&b.node);
+		mutex_unlock(&ctx->lock);
 		netgpu_ifq_put(ifq);
 		return ERR_PTR(-EINTR);
 	}
 	mutex_lock(&ctx->lock);
+	list_del(&b.node);
 	file = netgpu_ctx_bind_ifq(ctx, ifq, queue_id, any);
 	mutex_unlock(&ctx->lock);
 	rtnl_unlock();
@@ -620,10 +696,17 @@ static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
 
 	lockdep_assert_held(&ctx->lock);
 
+	int err;
+
 	sq = netgpu_sockq_create(ctx, sock_file, rx);
 	if (IS_ERR(sq)) {
 		fput(sock_file);
 		return ERR_CAST(sq);
+	}
+	err = netgpu_sockq_check_attach(sq, dev_net(ctx->netdev));
+	if (err) {
+		netgpu_sockq_destroy(sq);
+		return ERR_PTR(err);
 	}
 	file = anon_inode_getfile("[netgpu-sockq]", &netgpu_sockq_fops, sq,
 				  O_RDWR | O_CLOEXEC);
@@ -710,8 +793,11 @@ static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
  * Context: Process context, may sleep.  Takes @ctx->lock.
  * Return: the socket queue's file, not yet installed; ERR_PTR(-ENODEV) if
  * no device is attached; -EBADF for a descriptor that is not open; the
- * errors of netgpu_sockq_create(); -EOPNOTSUPP without the NIC interface;
- * -ENOMEM.
+ * errors of netgpu_sockq_create() (-ENOTSOCK for a file that is no
+ * socket, -EOPNOTSUPP for a socket that is not plain TCP) and of
+ * netgpu_sockq_check_attach() (-EXDEV for a socket of another network
+ * namespace than the device's, -ENOTCONN for one neither connected nor
+ * connecting); -EOPNOTSUPP without the NIC interface; -ENOMEM.
  */
 struct file *netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
 				      struct netgpu_queue_geom *rx)

@@ -88,6 +88,9 @@ enum netgpu_ctx_state {
  * @ifqs: the interface queues' files, under rtnl_lock and @lock (either
  *	is enough to read)
  * @sockqs: the socket queues (&struct netgpu_sockq), under @lock
+ * @binding: interface queues made by a BIND_QUEUE that is waiting for
+ *	rtnl_lock to bind them, under @lock: they hold their regions
+ *	already, which may not be detached meanwhile
  * @revoke_work: unbinds the queues holding a region that was revoked
  * @id: a number for the accounting (netgpu_ctx_account()), unique while
  *	the library is loaded
@@ -109,6 +112,7 @@ struct netgpu_ctx {
 	struct list_head	node;
 	struct list_head	ifqs;
 	struct list_head	sockqs;
+	struct list_head	binding;
 	struct work_struct	revoke_work;
 	u32			id;
 	atomic64_t		descs;
@@ -169,8 +173,21 @@ void netgpu_ctx_debugfs_exit(void);
 int netgpu_dev_init(void);
 void netgpu_dev_exit(void);
 
+/**
+ * struct netgpu_ifq_file - an interface queue's file
+ * @ctx: the context that bound the queue (a reference)
+ * @ifq: the queue (the owner's reference)
+ * @node: in &netgpu_ctx.ifqs
+ */
+struct netgpu_ifq_file {
+	struct netgpu_ctx	*ctx;
+	struct netgpu_ifq	*ifq;
+	struct list_head	node;
+};
+
 #if IS_ENABLED(CONFIG_KUNIT)
 struct seq_file;
+struct file *netgpu_ctx_ifq_getfile(struct netgpu_ifq_file *qf);
 void netgpu_ctx_account(struct netgpu_ctx *ctx, struct netgpu_account *a);
 int netgpu_ctx_accounting_show(struct seq_file *m, void *unused);
 

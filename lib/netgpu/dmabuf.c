@@ -128,7 +128,7 @@ netgpu_dmabuf_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 		goto err_put;
 
 	err = -ENOMEM;
-	dr = kzalloc(sizeof(*dr), GFP_KERNEL);
+	dr = kzalloc(sizeof(*dr), GFP_KERNEL_ACCOUNT);
 	if (!dr)
 		goto err_put;
 	netgpu_region_init(&dr->r, desc->addr, dmabuf->size);
@@ -156,7 +156,7 @@ static int netgpu_dmabuf_build_segs(struct netgpu_dmabuf_map *dm, u64 size)
 	u64 off = 0;
 
 	dm->segs = kvmalloc_array(dm->sgt->nents, sizeof(*dm->segs),
-				  GFP_KERNEL);
+				  GFP_KERNEL_ACCOUNT);
 	if (!dm->segs)
 		return -ENOMEM;
 
@@ -191,7 +191,7 @@ static struct netgpu_dmamap *netgpu_dmabuf_map(struct netgpu_region *r,
 	long wait;
 	int err;
 
-	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
+	dm = kzalloc(sizeof(*dm), GFP_KERNEL_ACCOUNT);
 	if (!dm)
 		return ERR_PTR(-ENOMEM);
 	dm->map.r = r;

@@ -125,29 +125,33 @@ netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 	u64 start, end, pages64;
 	int err, ret;
 
-	if (!desc->len)
+	/*
+	 * Whole pages only, as the uapi says: the NIC writes whole buffers,
+	 * so a range rounded outwards would let it write bytes around the
+	 * region that the caller never gave.
+	 */
+	if (!desc->len || !PAGE_ALIGNED(desc->addr) ||
+	    !PAGE_ALIGNED(desc->len))
 		return ERR_PTR(-EINVAL);
 	/* Pages of the caller's own mm: a kernel thread has none. */
 	if (!current->mm)
 		return ERR_PTR(-EFAULT);
-	/* The range must not wrap, nor its page-rounded end. */
-	if (check_add_overflow(desc->addr, desc->len, &end) ||
-	    check_add_overflow(end, (u64)PAGE_SIZE - 1, &end))
+	/* The range must not wrap. */
+	if (check_add_overflow(desc->addr, desc->len, &end))
 		return ERR_PTR(-EOVERFLOW);
 	/* A user address and length fit an unsigned long (32-bit). */
 	if (end > ULONG_MAX)
 		return ERR_PTR(-EOVERFLOW);
 	if (!access_ok(u64_to_user_ptr(desc->addr), desc->len))
 		return ERR_PTR(-EFAULT);
-	start = round_down(desc->addr, PAGE_SIZE);
-	end = round_down(end, PAGE_SIZE);
+	start = desc->addr;
 	/* Counted in 64 bits, narrowed once it is known to fit. */
 	pages64 = (end - start) >> PAGE_SHIFT;
 	if (pages64 > NETGPU_HOST_MAX_PAGES)
 		return ERR_PTR(-E2BIG);
 	nr_pages = pages64;
 
-	hr = kzalloc(sizeof(*hr), GFP_KERNEL);
+	hr = kzalloc(sizeof(*hr), GFP_KERNEL_ACCOUNT);
 	if (!hr)
 		return ERR_PTR(-ENOMEM);
 	netgpu_region_init(&hr->r, start, end - start);
@@ -235,7 +239,9 @@ static void netgpu_host_release(struct netgpu_region *r)
  * @dev: the device
  * @page: the page
  *
- * dma_map_page() of the whole page, bidirectional, without CPU syncs:
+ * dma_map_page() of the whole page for the device to write (the NIC
+ * reads none of the user's memory: with an IOMMU it cannot), without
+ * CPU syncs:
  * the page may be mapped for several devices at once, and the data path
  * syncs each buffer when it hands it over (netgpu_dmamap_sync_for_cpu()
  * and _for_device()), as page_pool does.  Out of line so that a KUnit
@@ -249,7 +255,7 @@ VISIBLE_IF_KUNIT dma_addr_t netgpu_host_map_page(struct device *dev,
 						 struct page *page)
 {
 	KUNIT_STATIC_STUB_REDIRECT(netgpu_host_map_page, dev, page);
-	return dma_map_page_attrs(dev, page, 0, PAGE_SIZE, DMA_BIDIRECTIONAL,
+	return dma_map_page_attrs(dev, page, 0, PAGE_SIZE, DMA_FROM_DEVICE,
 				  DMA_ATTR_SKIP_CPU_SYNC);
 }
 EXPORT_SYMBOL_IF_KUNIT(netgpu_host_map_page);
@@ -265,7 +271,7 @@ VISIBLE_IF_KUNIT void netgpu_host_unmap_page(struct device *dev,
 					     dma_addr_t dma)
 {
 	KUNIT_STATIC_STUB_REDIRECT(netgpu_host_unmap_page, dev, dma);
-	dma_unmap_page_attrs(dev, dma, PAGE_SIZE, DMA_BIDIRECTIONAL,
+	dma_unmap_page_attrs(dev, dma, PAGE_SIZE, DMA_FROM_DEVICE,
 			     DMA_ATTR_SKIP_CPU_SYNC);
 }
 EXPORT_SYMBOL_IF_KUNIT(netgpu_host_unmap_page);

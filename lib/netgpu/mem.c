@@ -169,11 +169,11 @@ struct netgpu_mem *netgpu_mem_create(void)
 {
 	struct netgpu_mem *mem;
 
-	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	mem = kzalloc(sizeof(*mem), GFP_KERNEL_ACCOUNT);
 	if (!mem)
 		return NULL;
 
-	xa_init_flags(&mem->regions, XA_FLAGS_ALLOC1);
+	xa_init_flags(&mem->regions, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	mem->user = get_uid(current_user());
 	mem->account = !capable(CAP_IPC_LOCK);
 	refcount_set(&mem->ref, 1);
@@ -685,13 +685,15 @@ EXPORT_SYMBOL_GPL(netgpu_dmamap_inflight_sub);
  * @len: bytes
  *
  * Before user space may read a buffer the device wrote: with swiotlb or
- * non-coherent DMA the data reaches the pages only here.
+ * non-coherent DMA the data reaches the pages only here.  A KUnit case
+ * may redirect it (kunit_activate_static_stub()) to count the syncs.
  *
  * Context: Any context.
  */
 void netgpu_dmamap_sync_for_cpu(const struct netgpu_dmamap *map, u64 off,
 				u64 len)
 {
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_dmamap_sync_for_cpu, map, off, len);
 	/* Never past the region: off and len are u64, page indices not. */
 	if (off >= map->r->len || len > map->r->len - off)
 		return;
@@ -709,13 +711,15 @@ EXPORT_SYMBOL_GPL(netgpu_dmamap_sync_for_cpu);
  * Before every handout of a buffer to the device, the first included:
  * maps are made without CPU syncs (DMA_ATTR_SKIP_CPU_SYNC), so this is
  * what cleans the CPU's cache lines over the buffer on a non-coherent
- * system, as page_pool's PP_FLAG_DMA_SYNC_DEV does.
+ * system, as page_pool's PP_FLAG_DMA_SYNC_DEV does.  A KUnit case may
+ * redirect it (kunit_activate_static_stub()) to count the syncs.
  *
  * Context: Any context.
  */
 void netgpu_dmamap_sync_for_device(const struct netgpu_dmamap *map, u64 off,
 				   u64 len)
 {
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_dmamap_sync_for_device, map, off, len);
 	if (off >= map->r->len || len > map->r->len - off)
 		return;
 	if (map->r->ops->sync_for_device)
@@ -885,7 +889,7 @@ int netgpu_memctx_attach(struct netgpu_memctx *mc, struct netgpu_region *r)
 	struct netgpu_dmamap *map;
 	int err;
 
-	att = kzalloc(sizeof(*att), GFP_KERNEL);
+	att = kzalloc(sizeof(*att), GFP_KERNEL_ACCOUNT);
 	if (!att)
 		return -ENOMEM;
 
@@ -940,6 +944,35 @@ err_unlock_region:
 }
 EXPORT_SYMBOL_GPL(netgpu_memctx_attach);
 
+/*
+ * Unlink @r's attachment from @mc; *@map is its map to retire (or NULL)
+ * once lookups already running are done.  Returns the attachment, or
+ * NULL if @r is not attached (any more).
+ */
+static struct netgpu_mem_att *
+netgpu_memctx_unlink(struct netgpu_memctx *mc, struct netgpu_region *r,
+		     struct netgpu_dmamap **map)
+{
+	struct netgpu_mem_att *att, *found = NULL;
+
+	mutex_lock(&r->lock);
+	mutex_lock(&mc->lock);
+	list_for_each_entry(att, &mc->atts, mc_node) {
+		if (att->r == r) {
+			found = att;
+			break;
+		}
+	}
+	if (found) {
+		netgpu_memctx_unpublish(mc, found);
+		list_del(&found->r_node);
+		*map = netgpu_region_put_map(r, found->map);
+	}
+	mutex_unlock(&mc->lock);
+	mutex_unlock(&r->lock);
+	return found;
+}
+
 /**
  * netgpu_memctx_detach() - detach a region from a context
  * @mc: the context
@@ -956,32 +989,16 @@ EXPORT_SYMBOL_GPL(netgpu_memctx_attach);
  */
 int netgpu_memctx_detach(struct netgpu_memctx *mc, struct netgpu_region *r)
 {
-	struct netgpu_mem_att *att, *found = NULL;
-	struct netgpu_dmamap *map;
+	struct netgpu_dmamap *map = NULL;
+	struct netgpu_mem_att *att;
 
-	mutex_lock(&r->lock);
-	mutex_lock(&mc->lock);
-	list_for_each_entry(att, &mc->atts, mc_node) {
-		if (att->r == r) {
-			found = att;
-			break;
-		}
-	}
-	if (!found) {
-		mutex_unlock(&mc->lock);
-		mutex_unlock(&r->lock);
+	att = netgpu_memctx_unlink(mc, r, &map);
+	if (!att)
 		return -ENOENT;
-	}
-	netgpu_memctx_unpublish(mc, found);
-	mutex_unlock(&mc->lock);
-	list_del(&found->r_node);
-	map = netgpu_region_put_map(r, found->map);
-	mutex_unlock(&r->lock);
-
 	synchronize_rcu();
 	if (map)
 		netgpu_dmamap_retire(map);
-	kfree(found);
+	kfree(att);
 	netgpu_region_put(r);
 	return 0;
 }
@@ -997,9 +1014,16 @@ EXPORT_SYMBOL_GPL(netgpu_memctx_detach);
  */
 void netgpu_memctx_release(struct netgpu_memctx *mc)
 {
-	struct netgpu_mem_att *att;
+	struct netgpu_mem_att *att, *tmp;
+	struct netgpu_dmamap *map;
 	struct netgpu_region *r;
+	LIST_HEAD(gone);
 
+	/*
+	 * Unpublish every attachment, then one grace period for all of
+	 * them, then retire the maps: not a grace period per region (the
+	 * caller may hold rtnl_lock: NETDEV_UNREGISTER).
+	 */
 	for (;;) {
 		mutex_lock(&mc->lock);
 		if (list_empty(&mc->atts)) {
@@ -1013,9 +1037,25 @@ void netgpu_memctx_release(struct netgpu_memctx *mc)
 		refcount_inc(&r->ref);
 		mutex_unlock(&mc->lock);
 
-		/* Lock order: region first.  -ENOENT: revoked meanwhile. */
-		netgpu_memctx_detach(mc, r);
+		/* Lock order: region first.  NULL: revoked meanwhile. */
+		map = NULL;
+		att = netgpu_memctx_unlink(mc, r, &map);
+		if (att) {
+			/* No longer on any list: its nodes are ours. */
+			att->map = map;
+			list_add_tail(&att->mc_node, &gone);
+		}
 		netgpu_region_put(r);
+	}
+	if (!list_empty(&gone))
+		synchronize_rcu();
+	list_for_each_entry_safe(att, tmp, &gone, mc_node) {
+		r = att->r;
+		if (att->map)
+			netgpu_dmamap_retire(att->map);
+		kfree(att);
+		netgpu_region_put(r);
+		cond_resched();
 	}
 	/* A revocation may have unlinked the last attachment for us. */
 	wait_var_event(&mc->revokers, !atomic_read(&mc->revokers));

@@ -36,6 +36,9 @@
 
 static const struct memory_provider_ops netgpu_mp_ops;
 
+/* Buffers a walk over a queue's buffers visits between two breaks. */
+#define NETGPU_IFQ_WALK_BATCH	1024
+
 /* ===== Buffers ===== */
 
 /**
@@ -181,6 +184,7 @@ static void netgpu_niov_sync_for_device(struct netgpu_niov *n)
 {
 	struct netgpu_ifq_area *a = n->area;
 
+	n->handed_end = 0;
 	netgpu_dmamap_sync_for_device(a->h.map, (u64)n->buf.index << PAGE_SHIFT,
 				      PAGE_SIZE);
 }
@@ -284,6 +288,15 @@ static void netgpu_ifq_fill_one(struct netgpu_ifq *ifq, struct page_pool *pp,
 	}
 	ifq->cnt.taken++;
 	WRITE_ONCE(n->returned, true);
+	/*
+	 * User space is done writing the buffer: the device may have it
+	 * back now, whoever posts it.  The stack's last put recycles a
+	 * buffer through page_pool, which syncs nothing for us (dma_sync is
+	 * off), so the sync cannot wait for the cache below.  A copy (in no
+	 * pool) is synced when it leaves the free list.
+	 */
+	if (n->niov.pp)
+		netgpu_niov_sync_for_device(n);
 
 	/* The user's page_pool reference; the stack may hold others. */
 	nm = netgpu_niov_netmem(n);
@@ -298,7 +311,6 @@ static void netgpu_ifq_fill_one(struct netgpu_ifq *ifq, struct page_pool *pp,
 	if (page_pool_unref_netmem(nm, 1))
 		return;
 	/* net_mp_netmem_place_in_cache(): still in flight in @pp. */
-	netgpu_niov_sync_for_device(n);
 	pp->alloc.cache[pp->alloc.count++] = nm;
 }
 
@@ -394,6 +406,13 @@ static bool netgpu_mp_release_netmem(struct page_pool *pp, netmem_ref nm)
 	if (WARN_ON_ONCE(!netmem_is_net_iov(nm)))
 		return false;
 	n = netgpu_niov_from_netmem(nm);
+	/*
+	 * The pool lets a buffer go at its last reference: user space,
+	 * each of whose references is one of the pool's, holds none.  One
+	 * it still held would reach the free list and then the NIC while
+	 * user space reads it.
+	 */
+	WARN_ON_ONCE(atomic_read(&n->uref));
 	/* net_mp_niov_clear_page_pool() */
 	n->niov.pp_magic = 0;
 	n->niov.pp = NULL;
@@ -457,11 +476,31 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_set_mp_params);
 /* ===== Interface queues ===== */
 
 /*
- * The device can no longer write the buffers: let the maps go.  First
- * make what it wrote into buffers still out (in the stack, a socket,
- * user space) visible to the CPU: the receive path syncs each buffer as
- * it hands it out, but only while the map exists, and the unmap skips
- * the CPU sync (a bounce buffer would be lost).  The maps change under
+ * Before the map of @n goes: make what the device wrote into a buffer
+ * still out (in the stack, a socket) visible to the CPU, since the
+ * receive path syncs a buffer as it hands it out only while the map
+ * exists and the unmap skips the CPU sync (a bounce buffer would be
+ * lost).  Bytes already handed to user space were synced then, and user
+ * space may have written them since (the buffer is its own until given
+ * back): a second sync would copy the bounce slot over them (swiotlb),
+ * or invalidate the user's dirty cache lines (non-coherent DMA).  Under
+ * the fill lock, so that no handout runs between the decision and the
+ * sync.
+ */
+static void netgpu_niov_sync_unmap(struct netgpu_niov *n)
+{
+	u64 off = (u64)n->buf.index << PAGE_SHIFT;
+
+	lockdep_assert_held(&n->area->ifq->fill_lock);
+	if (!n->niov.pp || n->handed_end >= PAGE_SIZE)
+		return;
+	netgpu_dmamap_sync_for_cpu(n->area->h.map, off + n->handed_end,
+				   PAGE_SIZE - n->handed_end);
+}
+
+/*
+ * The device can no longer write the buffers: let the maps go, after
+ * netgpu_niov_sync_unmap() of each buffer.  The maps change under
  * rtnl_lock only, which the caller holds; the fill lock keeps the
  * receive path's syncs off a map going away.
  */
@@ -476,10 +515,9 @@ static void netgpu_ifq_unmap(struct netgpu_ifq *ifq)
 		if (!a->h.map)
 			continue;
 		for (j = 0; j < a->nr; j++) {
-			if (READ_ONCE(a->niovs[j].niov.pp))
-				netgpu_dmamap_sync_for_cpu(a->h.map,
-							   (u64)j << PAGE_SHIFT,
-							   PAGE_SIZE);
+			spin_lock_bh(&ifq->fill_lock);
+			netgpu_niov_sync_unmap(&a->niovs[j]);
+			spin_unlock_bh(&ifq->fill_lock);
 			cond_resched();
 		}
 	}
@@ -487,6 +525,17 @@ static void netgpu_ifq_unmap(struct netgpu_ifq *ifq)
 	for (i = 0; i < ifq->nr_areas; i++)
 		netgpu_mem_hold_unmap(&ifq->areas[i].h);
 	spin_unlock_bh(&ifq->fill_lock);
+	/*
+	 * No address of a mapping that is gone: a driver that still posted
+	 * one would hand the device an IOVA that may be someone else's by
+	 * now (io_uring's zcrx clears them at unmap too).
+	 */
+	for (i = 0; i < ifq->nr_areas; i++) {
+		struct netgpu_ifq_area *a = &ifq->areas[i];
+
+		for (j = 0; j < a->nr; j++)
+			a->niovs[j].niov.dma_addr = 0;
+	}
 }
 
 /* Buffers left on the free list at the end: nothing to do. */
@@ -543,6 +592,25 @@ void netgpu_ifq_put(struct netgpu_ifq *ifq)
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_put);
 
+/*
+ * page_pool_set_dma_addr_netmem(), which lives in net/core/: where
+ * dma_addr_t is wider than the net_iov's unsigned long (X86_PAE,
+ * ARM_LPAE), page_pool keeps the address shifted by PAGE_SHIFT and
+ * drivers read it back shifted (page_pool_get_dma_addr_netmem()).  A
+ * buffer whose address does not survive the shift (not page-aligned,
+ * a dma-buf segment's inside of a page) cannot be handed to the NIC.
+ */
+static int netgpu_niov_set_dma(struct netgpu_niov *n, dma_addr_t dma)
+{
+	unsigned long v = dma;
+
+	if (PAGE_POOL_32BIT_ARCH_WITH_64BIT_DMA)
+		v = dma >> PAGE_SHIFT;
+	n->niov.dma_addr = v;
+	return page_pool_get_dma_addr_netmem(netgpu_niov_netmem(n)) == dma ?
+	       0 : -EINVAL;
+}
+
 /* The buffers of one held region: page-sized, each DMA-contiguous. */
 static int netgpu_ifq_area_init(struct netgpu_ifq_area *a,
 				unsigned long nr_pages)
@@ -568,9 +636,10 @@ static int netgpu_ifq_area_init(struct netgpu_ifq_area *a,
 		/* The NIC gets one address per buffer. */
 		if (!err && dma_len < PAGE_SIZE)
 			err = -EINVAL;
+		if (!err)
+			err = netgpu_niov_set_dma(n, dma);
 		if (err)
 			return err;
-		n->niov.dma_addr = dma;
 		n->buf.region = a->h.r;
 		n->buf.index = i;
 		n->area = a;
@@ -1046,6 +1115,8 @@ void netgpu_ifq_get_stats(struct netgpu_ifq *ifq, struct netgpu_stats *st)
 				st->bufs_stack++;
 			else
 				st->bufs_nic++;
+			if (!((j + 1) % NETGPU_IFQ_WALK_BATCH))
+				cond_resched();
 		}
 		cond_resched();
 	}
@@ -1057,8 +1128,9 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_get_stats);
  * @ifq: the queue
  * @a: the sums to add to (&struct netgpu_account)
  *
- * Under the fill lock, so that the refill, the handouts and the fill
- * ring's returns do not move a buffer during the walk: each buffer is
+ * Under the fill lock, dropped every NETGPU_IFQ_WALK_BATCH buffers, so
+ * that the refill, the handouts and the fill ring's returns do not move
+ * a buffer while it is counted: each buffer is
  * counted where it is (in a pool, or a copy user space holds), the free
  * lists by their own counts.  Returns to the free list from other
  * contexts (a pool letting go of a buffer) take the cache's lock only: a
@@ -1075,6 +1147,8 @@ void netgpu_ifq_account(struct netgpu_ifq *ifq, struct netgpu_account *a)
 	a->free += netgpu_cache_count(ifq->free);
 	if (ifq->copy)
 		a->free += netgpu_cache_count(ifq->copy);
+	a->returned += ifq->cnt.taken;
+	a->scrubbed += ifq->cnt.scrubbed;
 	for (i = 0; i < ifq->nr_areas; i++) {
 		for (j = 0; j < ifq->areas[i].nr; j++) {
 			struct netgpu_niov *n = &ifq->areas[i].niovs[j];
@@ -1085,10 +1159,17 @@ void netgpu_ifq_account(struct netgpu_ifq *ifq, struct netgpu_account *a)
 				a->pool++;
 			else if (uref)
 				a->copies++;
+			/*
+			 * Not a whole queue (up to 2^24 buffers) with BH
+			 * off: at rest nothing moves in between.
+			 */
+			if (!((j + 1) % NETGPU_IFQ_WALK_BATCH)) {
+				spin_unlock_bh(&ifq->fill_lock);
+				cond_resched();
+				spin_lock_bh(&ifq->fill_lock);
+			}
 		}
 	}
-	a->returned += ifq->cnt.taken;
-	a->scrubbed += ifq->cnt.scrubbed;
 	spin_unlock_bh(&ifq->fill_lock);
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_account);
@@ -1197,6 +1278,7 @@ int netgpu_ifq_rx_niov(struct netgpu_ifq *ifq, netmem_ref nm, u32 off,
 	}
 	if (a->h.map)
 		netgpu_dmamap_sync_for_cpu(a->h.map, boff, len);
+	n->handed_end = max_t(u32, n->handed_end, off + len);
 	/* Under the lock: a scrub starting now sees the reference. */
 	page_pool_ref_netmem(nm);
 	__netgpu_niov_get_uref(ifq, n);

@@ -109,6 +109,10 @@ struct sk_buff;
  *	entries before the mark give back at most these, any further one is
  *	a stale duplicate.  @fill_mark and @fill_older are under the queue's
  *	&struct netgpu_ifq.fill_lock.
+ * @handed_end: the end of the bytes handed to user space since the buffer
+ *	last went to the device (page_pool carves frags in increasing
+ *	offsets): what user space may have written since, which no later
+ *	sync for the CPU may overwrite.  Under the fill lock.
  */
 struct netgpu_niov {
 	struct net_iov		niov;
@@ -117,6 +121,7 @@ struct netgpu_niov {
 	atomic_t		uref;
 	u32			fill_older;
 	u64			fill_mark;
+	u32			handed_end;
 	bool			returned;
 };
 

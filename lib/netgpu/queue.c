@@ -123,13 +123,45 @@ int netgpu_queue_validate_geometry(enum netgpu_queue_type type,
 }
 EXPORT_SYMBOL_GPL(netgpu_queue_validate_geometry);
 
+/*
+ * vmalloc_user() charged to the caller's memory cgroup: a ring is up to
+ * 16 MiB of kernel memory that any holder of a context may ask for.
+ * Zeroed pages, mapped VM_USERMAP for remap_vmalloc_range(); vfree()
+ * frees them and the array (VM_MAP_PUT_PAGES).
+ */
+static void *netgpu_queue_alloc_ring(size_t size)
+{
+	unsigned int i, nr = PAGE_ALIGN(size) >> PAGE_SHIFT;
+	struct page **pages;
+	void *ring;
+
+	pages = kvcalloc(nr, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < nr; i++) {
+		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!pages[i])
+			goto err;
+	}
+	ring = vmap(pages, nr, VM_MAP | VM_USERMAP | VM_MAP_PUT_PAGES,
+		    PAGE_KERNEL);
+	if (ring)
+		return ring;
+err:
+	while (i--)
+		__free_page(pages[i]);
+	kvfree(pages);
+	return NULL;
+}
+
 /**
  * netgpu_queue_create() - allocate a queue and its ring
  * @type: what the queue carries
  * @nentries: number of entries, a power of two (see
  *	netgpu_queue_validate_geometry())
  *
- * The ring is zeroed vmalloc_user() memory, so netgpu_queue_mmap() can map
+ * The ring is zeroed memory mapped as vmalloc_user() maps it (charged to
+ * the caller's memory cgroup), so netgpu_queue_mmap() can map
  * it.  It is not charged to a memory cgroup; the caller bounds it, for
  * instance by %NETGPU_QUEUE_MAX_ENTRIES.
  *
@@ -157,8 +189,7 @@ struct netgpu_queue *netgpu_queue_create(enum netgpu_queue_type type,
 	q->mask = nentries - 1;
 	q->ring_size = netgpu_queue_bytes(q->entry_size, nentries);
 
-	/* Zeroed, SHMLBA aligned and VM_USERMAP, for remap_vmalloc_range(). */
-	q->ring = vmalloc_user(q->ring_size);
+	q->ring = netgpu_queue_alloc_ring(q->ring_size);
 	if (!q->ring)
 		goto err_free;
 	q->entries = q->ring + 1;
@@ -286,8 +317,10 @@ EXPORT_SYMBOL_GPL(netgpu_queue_mmap_check);
  * the ring's pages; @q may be destroyed before it goes away.
  *
  * Context: Process context, mmap lock held (->mmap()).
- * Return: 0, -EINVAL for a wrong offset or a mapping larger than the
- * ring, or the error of remap_vmalloc_range().
+ * Return: 0, -EINVAL for a wrong offset, a mapping larger than the ring
+ * or one not MAP_SHARED, -EPERM for an executable one (PROT_EXEC; the
+ * mapping can never become executable), or the error of
+ * remap_vmalloc_range().
  */
 int netgpu_queue_mmap(struct netgpu_queue *q, struct vm_area_struct *vma)
 {
@@ -297,6 +330,17 @@ int netgpu_queue_mmap(struct netgpu_queue *q, struct vm_area_struct *vma)
 				      vma->vm_end - vma->vm_start);
 	if (ret)
 		return ret;
+	/*
+	 * Shared with the kernel, never executable: a private mapping
+	 * would take user space's writes (fill returns) to a copy the
+	 * kernel never reads, an executable one would be writable code
+	 * (io_uring's and AF_XDP's rings refuse both too).
+	 */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	vm_flags_clear(vma, VM_MAYEXEC);
 
 	return remap_vmalloc_range(vma, q->ring, 0);
 }

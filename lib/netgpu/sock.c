@@ -84,6 +84,37 @@ struct netgpu_sockq *netgpu_sockq_create(struct netgpu_ctx *ctx,
 EXPORT_SYMBOL_GPL(netgpu_sockq_create);
 
 /**
+ * netgpu_sockq_check_attach() - whether a socket queue may join a context
+ * @sq: the queue, new
+ * @net: the network namespace of the context's device
+ *
+ * What ATTACH_SOCKET promises beyond netgpu_sockq_create(): a socket of
+ * the device's namespace (a socket of another one never carries the
+ * device's traffic: its data, copied into the context's memory, would
+ * cross namespaces), connected or connecting (a listening or closed
+ * socket has no stream: accept() makes the sockets that do).  The state
+ * is a snapshot; a read of a socket that was reset later reports it.
+ *
+ * Context: Process context.
+ * Return: 0; -EXDEV for another namespace; -ENOTCONN for a socket not
+ * connected, nor connecting (listening included).
+ */
+int netgpu_sockq_check_attach(struct netgpu_sockq *sq, const struct net *net)
+{
+	const unsigned int ok = TCPF_ESTABLISHED | TCPF_SYN_SENT |
+				TCPF_SYN_RECV | TCPF_CLOSE_WAIT |
+				TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2;
+	struct sock *sk = sock_from_file(sq->sock_file)->sk;
+
+	if (!net_eq(sock_net(sk), net))
+		return -EXDEV;
+	if (!((1 << READ_ONCE(sk->sk_state)) & ok))
+		return -ENOTCONN;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(netgpu_sockq_check_attach);
+
+/**
  * netgpu_sockq_destroy() - free a socket queue
  * @sq: the queue, no longer read
  *
@@ -296,13 +327,18 @@ static bool netgpu_sockq_eof(struct sock *sk)
  * Urgent data at the head of the stream stops tcp_read_sock() before
  * the byte, for ever: only tcp_recvmsg() passes the mark.  Pass it as it
  * does: skip the byte unless SO_OOBINLINE (it is read with MSG_OOB, or
- * lost, as for recv()), then forget the mark.
+ * lost, as for recv()), then forget the mark.  Only a byte that arrived:
+ * a segment may announce the mark at rcv_nxt before the byte
+ * (TCP_URG_NOTYET); skipping it then would put copied_seq past rcv_nxt
+ * (tcp_check_urg() has the same guard).  Once it arrives tcp_urg()
+ * marks it valid and the next pass skips it.
  */
 static void netgpu_sockq_pass_urg(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 
-	if (likely(!tp->urg_data) || tp->urg_seq != tp->copied_seq)
+	if (likely(!tp->urg_data) || tp->urg_seq != tp->copied_seq ||
+	    !before(tp->copied_seq, tp->rcv_nxt))
 		return;
 	if (!sock_flag(sk, SOCK_URGINLINE))
 		WRITE_ONCE(tp->copied_seq, tp->copied_seq + 1);

@@ -29,7 +29,8 @@
  * (``NETGPU_*_SIZE_VER0``) up, as copy_struct_from_user() does: bytes
  * past the end of the struct it knows must be zero (else ``-E2BIG``),
  * fields a shorter struct lacks read as zero.  Structs the kernel writes
- * back are written up to the smaller of the two sizes.  Reserved fields
+ * back are written up to the smaller of the two sizes; a tail the kernel
+ * does not know is written as zero.  Reserved fields
  * (``resv``, ``pad``) and flags with no defined meaning must be zero
  * (else ``-EINVAL``).  An unknown command, or a command of one file on
  * another, fails with ``-ENOTTY``.
@@ -50,7 +51,8 @@
  * struct netgpu_add_region - argument of NETGPU_MEM_IOCTL_ADD_REGION
  * @type: NETGPU_REGION_HOST or NETGPU_REGION_DMABUF
  * @flags: none defined; 0
- * @addr: host: the page-aligned user address of the memory; dma-buf: the
+ * @addr: host: the page-aligned user address of the memory (else
+ *	-EINVAL: a region is never rounded to pages); dma-buf: the
  *	page-aligned address by which user space knows the buffer's first
  *	byte (addresses in fill rings and rx descriptors are of this space)
  * @len: host: the length in bytes, a multiple of the page size; dma-buf:
@@ -207,6 +209,11 @@ struct netgpu_rx_desc {
  *	ring)
  * @mmap_offset: out: the offset to pass to mmap()
  * @mmap_size: out: the number of bytes to map, header and entries
+ *
+ * Entries above NETGPU_QUEUE_MAX_ENTRIES are refused with -E2BIG, a wrong
+ * @entry_size with -EINVAL.  A ring is mapped MAP_SHARED (else -EINVAL:
+ * writes to a private copy would never reach the kernel) and never
+ * executable (PROT_EXEC: -EPERM).
  */
 struct netgpu_queue_geom {
 	__u32	entries;
@@ -288,7 +295,8 @@ struct netgpu_bind_queue {
 
 /**
  * struct netgpu_attach_socket - argument of NETGPU_CTX_IOCTL_ATTACH_SOCKET
- * @sock_fd: a TCP socket (IPv4 or IPv6) of the context's device
+ * @sock_fd: a connected or connecting TCP socket (IPv4 or IPv6) of the
+ *	network namespace of the context's device
  * @flags: none defined; 0
  * @rx: in/out: the geometry of the rx ring
  * @completion: reserved for the completion ring of zero-copy transmit;
@@ -299,7 +307,10 @@ struct netgpu_bind_queue {
  * @rx.mmap_size bytes to reach the rx ring, and call NETGPU_SOCKQ_IOCTL_RECV
  * on it to move the socket's data into the ring.  The socket must be a
  * connected (or connecting) TCP socket of the IPv4 or IPv6 stack, with no
- * upper layer protocol (kTLS, MPTCP) over it.  The socket-queue fd holds
+ * upper layer protocol (kTLS, MPTCP) over it: -ENOTSOCK for an fd that is
+ * no socket, -EOPNOTSUPP for another kind of socket, -ENOTCONN for a
+ * socket not connected nor connecting (a listening one included),
+ * -EXDEV for a socket of another network namespace than the device's.  The socket-queue fd holds
  * the socket: closing the socket's own fd does not end the stream.
  */
 struct netgpu_attach_socket {
