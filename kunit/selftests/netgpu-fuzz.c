@@ -16,11 +16,14 @@
  * sockets have timeouts, polls none, and alarm() kills a worker stuck
  * for 20 s.
  *
- * The kernel log is the verdict (the harness checks it).  The results
- * of every operation (0, > 0, each errno) are counted and printed every
- * 10 s and at the end.  Exit 1 only if a worker died of a signal the
- * tool did not send, or if a netgpu ioctl on a pipe did not fail with
- * ENOTTY.
+ * The kernel log is the verdict on the kernel's side (the harness checks
+ * it).  The results of every operation (0, > 0, each errno) are counted
+ * and printed every 10 s and at the end.  Exit 1 if a worker died of a
+ * signal the tool did not send, hung (a call that had not returned after
+ * FZ_HANG_SECS: the alarm killed it) or exited with an error of its own
+ * (its setup failed: the run would go on with fewer workers), if a netgpu
+ * ioctl on a pipe did not fail with ENOTTY, or if the kernel returned a
+ * queue fd that was not open or not O_CLOEXEC.
  *
  * To repeat a run, use the command line it prints at start: each
  * worker's xorshift64* PRNG is seeded from SEED, its index and how many
@@ -138,9 +141,12 @@ static const char fz_help_text[] =
 "\n"
 "Prints the results of each operation every 10 s and at the end, then\n"
 "'netgpu-fuzz: done seed=S calls=N procs=P secs=T'.  Exit 0; 1 if a\n"
-"worker died of a signal other than SIGKILL and SIGALRM (sent by the\n"
-"tool) or a netgpu ioctl on a pipe did not fail with ENOTTY; 2 on bad\n"
-"usage; 3 if the kernel has no netgpu.  /dev/udmabuf is optional.\n";
+"worker died of a signal other than the SIGKILLs the tool sends, hung\n"
+"for 20 s in a call (killed by its alarm) or exited with an error, if a\n"
+"netgpu ioctl on a pipe did not fail with ENOTTY, or if a queue fd the\n"
+"kernel returned was not open or not O_CLOEXEC ('FAIL' lines say which);\n"
+"2 on bad usage; 3 if the kernel has no netgpu.  /dev/udmabuf is\n"
+"optional.\n";
 
 /* ===== Randomness ===== */
 
@@ -1264,7 +1270,7 @@ static int fz_run(void)
 	struct fz_slot *sl = calloc(fz.procs, sizeof(*sl));
 	double t, start = fz_now(), end = start + fz.secs, next = start + 10;
 	int i, st, sig, live = 0, fail = -1, fail_sig = 0;
-	int respawns = 0, kills = 0, hangs = 0;
+	int respawns = 0, kills = 0, hangs = 0, errexits = 0;
 	static struct fz_worker pw;	/* the parent's PRNG */
 	uint64_t calls;
 	pid_t pid;
@@ -1280,6 +1286,8 @@ static int fz_run(void)
 			sl[i].pid = 0;
 			live--;
 			sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+			/* A hang (its alarm fired: the message says in which
+			 * call) fails the run; the worker is re-forked. */
 			hangs += sig == SIGALRM;
 			if (sig && sig != SIGALRM && sig != SIGKILL && fail < 0) {
 				fail = i;
@@ -1288,9 +1296,12 @@ static int fz_run(void)
 			}
 			if (WIFEXITED(st) && WEXITSTATUS(st) &&
 			    WEXITSTATUS(st) != FZ_EXIT_ABRUPT) {
-				fprintf(stderr, "netgpu-fuzz: worker %d (seed %llu) exited with %d\n",
-					i, (unsigned long long)sl[i].seed,
-					WEXITSTATUS(st));
+				/* Its own setup failed: a failure, not a
+				 * quietly smaller run. */
+				errexits++;
+				printf("netgpu-fuzz: FAIL worker %d (seed %llu) exited with %d\n",
+				       i, (unsigned long long)sl[i].seed,
+				       WEXITSTATUS(st));
 			} else if (fz_now() < end && !fz_stop) {
 				/* Re-fork it, with its next seed */
 				sl[i].gen++;
@@ -1325,8 +1336,8 @@ static int fz_run(void)
 		usleep(100000);
 	}
 
-	printf("netgpu-fuzz: totals after %.0fs: respawns=%d kills=%d hangs=%d violations=%llu bad_fds=%llu\n",
-	       fz_now() - start, respawns, kills, hangs,
+	printf("netgpu-fuzz: totals after %.0fs: respawns=%d kills=%d hangs=%d errexits=%d violations=%llu bad_fds=%llu\n",
+	       fz_now() - start, respawns, kills, hangs, errexits,
 	       (unsigned long long)fz_sh->violations,
 	       (unsigned long long)fz_sh->bad_fds);
 	calls = fz_print();
@@ -1336,7 +1347,17 @@ static int fz_run(void)
 	if (fz_sh->violations)
 		printf("netgpu-fuzz: FAIL %llu netgpu ioctls on a pipe did not fail with ENOTTY\n",
 		       (unsigned long long)fz_sh->violations);
-	if (fail >= 0 || fz_sh->violations)
+	if (fz_sh->bad_fds)
+		printf("netgpu-fuzz: FAIL %llu queue fds returned not open or not O_CLOEXEC\n",
+		       (unsigned long long)fz_sh->bad_fds);
+	if (hangs)
+		printf("netgpu-fuzz: FAIL %d workers hung %d s in a call (killed by their alarm; the call is named above)\n",
+		       hangs, FZ_HANG_SECS);
+	if (errexits)
+		printf("netgpu-fuzz: FAIL %d workers exited with an error\n",
+		       errexits);
+	if (fail >= 0 || fz_sh->violations || fz_sh->bad_fds || hangs ||
+	    errexits)
 		return 1;
 	printf("netgpu-fuzz: done seed=%llu calls=%llu procs=%d secs=%d\n",
 	       (unsigned long long)fz.seed, (unsigned long long)calls,
