@@ -226,25 +226,37 @@ quiesce() {
 }
 
 # Bind under an established stream, unbind under a flowing one.
-# (a) a plain nsim_tcp stream, its sender stopped (SIGSTOP) once a part
-# went through and nothing is in flight: netgpu binds A's queue 0 (a
-# queue restart: e1000e down and up on netgpu's pool), reports buffers
-# posted to the NIC, unbinds (restart on a page_pool); the sender goes on
-# and every byte arrives.  A plain socket cannot read a provider's
+# (a) a plain nsim_tcp stream, its sender stopped (SIGSTOP to nsim_tcp
+# itself: state T) once A has received a part of it, and nothing in
+# flight: netgpu binds A's queue 0 (a queue restart: e1000e down and up
+# on netgpu's pool) with the stream part way (A's IP byte count below
+# the stream's length), reports buffers posted to the NIC, unbinds
+# (restart on a page_pool); the sender, still stopped until then, goes
+# on and every byte arrives.  A plain socket cannot read a provider's
 # buffers, so no payload may arrive while bound.  (b) netgpu-rx removes
 # its memory at a quarter of a stream: netgpu unbinds the queue
 # mid-stream, the rest arrives through recv(), every byte checked.
 case_bind_unbind() {
-	local rpid spid src rrc rsum ssum posted zc cp rcv
+	local rpid spid src rrc rsum ssum posted zc cp rcv o0 o1 o2
 	rm -f /tmp/recv.out /tmp/send.out
-	in_a "$NSIM_TCP" recv $PORT "$SMALL" $((SEED + 20)) > /tmp/recv.out 2>&1 &
+	o0=$(ip_in_octets "$PID_A")
+	# ( ex_a ... ) &: $! is nsim_tcp itself, which the signals must reach.
+	( ex_a "$NSIM_TCP" recv $PORT "$SMALL" $((SEED + 20)) ) > /tmp/recv.out 2>&1 &
 	rpid=$!
 	wait_for /tmp/recv.out listening 30 $rpid
-	in_b "$NSIM_TCP" send $A_IP $PORT "$SMALL" $((SEED + 20)) > /tmp/send.out 2>&1 &
+	( ex_b "$NSIM_TCP" send $A_IP $PORT "$SMALL" $((SEED + 20)) ) > /tmp/send.out 2>&1 &
 	spid=$!
-	sleep 1
+	# Stopped early: what the sender wrote before the SIGSTOP (its
+	# socket's buffer, 4 MiB at most) still goes out, and all of it must
+	# stay below the stream's length.
+	wait_octets "$PID_A" $((o0 + 262144)) 30
 	kill -STOP $spid
+	ktap_check "(a) the sender itself (pid $spid) stopped: nsim_tcp in state T" \
+		is_stopped $spid nsim_tcp
 	ktap_check "(a) stream stopped mid-way, nothing in flight" quiesce
+	o1=$(ip_in_octets "$PID_A")
+	ktap_check "(a) the stream part way at bind time: A received $((o1 - o0)) IP bytes, over 256 KiB and under the stream's $SMALL" \
+		test $((o1 - o0)) -ge 262144 -a $((o1 - o0)) -lt "$SMALL"
 	ktap_check "(a) netgpu binds $IF_A rx queue 0 under the stream" \
 		ng_start /tmp/ng.out /tmp/ng.cmd 512 300
 	ng_cmd stats
@@ -255,6 +267,9 @@ case_bind_unbind() {
 	ng_cmd quit
 	wait "$NG_BG"
 	ktap_check "(a) unbound, the bind tool exited 0" test $? -eq 0
+	o2=$(ip_in_octets "$PID_A")
+	ktap_check "(a) the sender still stopped after the unbind (state $(pstate $spid)), nothing received meanwhile ($((o2 - o1)) IP bytes)" \
+		test "$(pstate $spid)" = T -a $((o2 - o1)) -lt 1024
 	kill -CONT $spid
 	wait $spid
 	src=$?
@@ -321,25 +336,27 @@ case_updown() {
 	src=$?
 	[ $src -eq 0 ] || kill "$NGRX_BG" 2>/dev/null
 	ktap_diag "e1000e_updown: $(cat /tmp/send.out) (exit $src)"
-	ktap_check "$SMALL bytes after down/up, every byte checked, most zero copy" \
-		sh -c "[ $src -eq 0 ] && grep -q 'bytes=$SMALL mismatches=0 ' /tmp/ngrx.out"
+	# netgpu-rx's result once it has exited, not while it may still write.
 	ngrx_end e1000e_updown
 	ktap_check "netgpu-rx exited 0" test $? -eq 0
+	ktap_check "$SMALL bytes after down/up, every byte checked" \
+		sh -c "[ $src -eq 0 ] && grep -q 'bytes=$SMALL mismatches=0 ' /tmp/ngrx.out"
 	ktap_check "no page pool left behind" ngrx_pools_gone
 	return $ktap_fail
 }
 
 # A's PCI device unbound from e1000e while netgpu-rx receives on it: the
-# stream stops, netgpu-rx exits, nothing is left (pools, pins); bound
-# again, the new interface receives.
+# stream stops, netgpu-rx stops after 5 s without progress (exit 1, "no
+# progress for 5 s", nothing else wrong), nothing is left (pools, pins);
+# bound again, the new interface receives.
 case_unplug() {
-	local spid p0 t0 got src
+	local spid p0 t0 got src rc
 	p0=$(pins_out)
 	ktap_check "netgpu-rx listening on $IF_A" \
 		ngrx_start e1000e_unplug -m host -s 4 -t 5
-	# Its own output file: killing timeout leaves nsim_tcp running until
-	# TCP gives up, and it must not write into a later transfer's file.
-	in_b timeout 60 "$NSIM_TCP" send $A_IP $PORT "$RX_BYTES" $((SEED + 40)) > /tmp/send-unplug.out 2>&1 &
+	# Its own output file, should it outlive the case.  $! is nsim_tcp
+	# itself (busybox's timeout execs it): the kill below reaches it.
+	( ex_b timeout 60 "$NSIM_TCP" send $A_IP $PORT "$RX_BYTES" $((SEED + 40)) ) > /tmp/send-unplug.out 2>&1 &
 	spid=$!
 	wait_for /tmp/ngrx.out '^netgpu-rx: bound' 30
 	sleep 2
@@ -348,7 +365,12 @@ case_unplug() {
 		sh -c "echo $PCI_A > $DRV/unbind"
 	ktap_diag "e1000e_unplug: unbind took $(since "$t0") s"
 	ngrx_end e1000e_unplug
+	rc=$?
 	ktap_check "netgpu-rx had bound $IF_A" grep -q "^netgpu-rx: bound $IF_A " /tmp/ngrx.out
+	ktap_check "netgpu-rx stopped for want of data: exit 1 (exit $rc), 'no progress for 5 s', no other error" \
+		ngrx_unplugged e1000e_unplug $rc
+	ktap_check "the sender still running after it (pid $spid: $(pcomm $spid), state $(pstate $spid)): the signal below reaches it" \
+		alive_as $spid nsim_tcp
 	kill "$spid" 2>/dev/null
 	wait "$spid" 2>/dev/null
 	got=$(sed -n 's/^netgpu-rx: bytes=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)

@@ -182,7 +182,7 @@ case_devmem() {
 	echo 0 > $A_DFS/rx_split
 	p0=$(counter rx_split_packets) b0=$(counter rx_split_bytes) d0=$(counter rx_split_drops)
 	rm -f /tmp/recv.out
-	in_a "$NSIM_TCP" devmem "$IF_A" $PORT "$n" $((SEED + 8)) 16 > /tmp/recv.out 2>&1 &
+	( ex_a "$NSIM_TCP" devmem "$IF_A" $PORT "$n" $((SEED + 8)) 16 ) > /tmp/recv.out 2>&1 &
 	rpid=$!
 	while ! grep -q listening /tmp/recv.out 2>/dev/null; do
 		usleep 20000
@@ -319,7 +319,7 @@ ng_transfer() {
 	local src
 	rm -f /tmp/ngr.out /tmp/send.out
 	NGR_PID=
-	in_a "$NSIM_NETGPU" recv-unreadable $PORT "$2" 120 ${4:-} > /tmp/ngr.out 2>&1 &
+	( ex_a "$NSIM_NETGPU" recv-unreadable $PORT "$2" 120 ${4:-} ) > /tmp/ngr.out 2>&1 &
 	NGR_BG=$!
 	wait_for /tmp/ngr.out 'listening|nsim_netgpu: exit' 30
 	in_b timeout 60 "$NSIM_TCP" send "$A_IP" $PORT "$2" "$3" > /tmp/send.out 2>&1
@@ -418,7 +418,7 @@ case_netgpu_guards() {
 	local pid rc
 	ng_bound || return 1
 	rm -f /tmp/ngp.out
-	in_a "$NSIM_NETGPU" packet "$IF_A" 120 > /tmp/ngp.out 2>&1 &
+	( ex_a "$NSIM_NETGPU" packet "$IF_A" 120 ) > /tmp/ngp.out 2>&1 &
 	NGP_BG=$!
 	wait_for /tmp/ngp.out '^packet: pid|nsim_netgpu: exit' 30
 	ktap_check "B sends $NG_BYTES bytes to A while bound, an AF_PACKET socket reading" \
@@ -606,13 +606,16 @@ case_netgpu_rx_remove() {
 # Hostile and unlucky users: one that never gives buffers back (the
 # stream stalls, closing frees everything), one that gives back garbage
 # and twice (rejected and counted, the stream still arrives whole), one
-# killed with SIGKILL mid-stream.
+# killed with SIGKILL mid-stream (netgpu-rx itself: $NGRX_BG is its pid,
+# and it must die of the signal with the stream part way).
 case_netgpu_rx_hostile() {
-	local spid rej p0
+	local spid rej p0 o0 o1 rc src
 	echo 1 > $A_DFS/rx_split
 	ktap_check "hold: netgpu-rx listening" \
 		ngrx_start netgpu_rx_hold -m host -s 1 -t 5 --hostile hold
-	in_b timeout 30 "$NSIM_TCP" send "$A_IP" $PORT "$RX_SMALL" $((SEED + 35)) > /tmp/send.out 2>&1 &
+	# $! is nsim_tcp itself (busybox's timeout execs it): the kill below
+	# reaches it.
+	( ex_b timeout 30 "$NSIM_TCP" send "$A_IP" $PORT "$RX_SMALL" $((SEED + 35)) ) > /tmp/send.out 2>&1 &
 	spid=$!
 	ktap_check "hold: the stream stalls, netgpu-rx says so and exits 0" \
 		ngrx_end netgpu_rx_hold
@@ -639,13 +642,27 @@ case_netgpu_rx_hostile() {
 	p0=$(pins_out)
 	ktap_check "kill: netgpu-rx listening" \
 		ngrx_start netgpu_rx_kill -m host -s 4 -t 60
-	in_b timeout 60 "$NSIM_TCP" send "$A_IP" $PORT "$RX_SMALL" $((SEED + 38)) > /tmp/send.out 2>&1 &
+	o0=$(ip_in_octets "$PID_A")
+	( ex_b timeout 60 "$NSIM_TCP" send "$A_IP" $PORT "$RX_SMALL" $((SEED + 38)) ) > /tmp/send.out 2>&1 &
 	spid=$!
 	wait_for /tmp/ngrx.out '^netgpu-rx: bound' 30
-	usleep 500000
+	# Killed once a MiB of the stream has arrived (at some 30 MB/s, the
+	# whole of it takes about half a second).
+	wait_octets "$PID_A" $((o0 + 1048576)) 30
+	o1=$(ip_in_octets "$PID_A")
+	ktap_check "kill: netgpu-rx (pid $NGRX_BG) receiving, $((o1 - o0)) IP bytes of the $RX_SMALL-byte stream in" \
+		alive_as "$NGRX_BG" netgpu-rx
 	kill -KILL "$NGRX_BG"
 	wait "$NGRX_BG"
+	rc=$?
 	wait "$spid"
+	src=$?
+	diag_file netgpu_rx_kill /tmp/ngrx.out
+	ktap_diag "netgpu_rx_kill: $(cat /tmp/send.out) (exit $src)"
+	ktap_check "kill: netgpu-rx died of the SIGKILL (status $rc, 137 expected) before its report" \
+		sh -c "[ $rc -eq 137 ] && ! grep -q '^netgpu-rx: bytes=' /tmp/ngrx.out"
+	ktap_check "kill: the stream was cut: the sender failed (exit $src)" \
+		test "$src" -ne 0
 	ktap_check "kill: SIGKILL mid-stream freed every buffer (no page pool left)" \
 		ngrx_pools_gone
 	ktap_check "kill: every page it pinned unpinned (no more than the $p0 pins out before it)" \
@@ -659,7 +676,10 @@ case_netgpu_rx_hostile() {
 # every ioctl of both devices and of the queue fds with random structs
 # and sizes, map random offsets, write random ring indices and close in
 # random order, binding A's queue 0 among the rest, for FUZZ_SECS.  It
-# fails on a worker killed by a signal it did not send; the console scan
+# fails on a worker killed by a signal it did not send, a worker hung in
+# a call, a worker that exited with an error, a netgpu ioctl on a pipe
+# that did not fail with ENOTTY and a queue fd returned not open or not
+# O_CLOEXEC; the console scan
 # of netdevsim-check fails on any splat, and the kmemleak case at the
 # end on any leak.  Afterwards nothing of it is left and the queue works.
 case_netgpu_fuzz() {
@@ -686,10 +706,11 @@ case_netgpu_fuzz() {
 # A device unplugged while netgpu-rx receives a stream on it: a second
 # linked pair (C in A's namespace, D in B's), so that the teardown still
 # has A.  del_device returns (unregister_netdevice() does not wait for
-# netgpu's references), netgpu-rx sees the stream stop and exits, and no
-# destroyed page pool is left waiting for buffers.
+# netgpu's references), netgpu-rx sees the stream stop and stops after 5 s
+# without progress (exit 1, "no progress for 5 s", nothing else wrong),
+# and no destroyed page pool is left waiting for buffers.
 case_netgpu_rx_unplug() {
-	local C_ID=13 D_ID=14 IF_C IF_D IDX_C IDX_D spid t0 t1 got
+	local C_ID=13 D_ID=14 IF_C IF_D IDX_C IDX_D spid t0 t1 got rc
 	echo "$C_ID 1 1" > $BUS/new_device
 	echo "$D_ID 1 1" > $BUS/new_device
 	# Named apart from A and B's devices, which the namespaces hold.
@@ -721,7 +742,7 @@ case_netgpu_rx_unplug() {
 	ktap_check "netgpu-rx listening on $IF_C" \
 		ngrx_start netgpu_rx_unplug -i "$IF_C" -m host -s 4 -t 5
 	NGRX_PIN=
-	in_b taskset -c 1 timeout 60 "$NSIM_TCP" send 10.78.0.1 $PORT "$RX_BYTES" $((SEED + 40)) > /tmp/send.out 2>&1 &
+	( ex_b taskset -c 1 timeout 60 "$NSIM_TCP" send 10.78.0.1 $PORT "$RX_BYTES" $((SEED + 40)) ) > /tmp/send.out 2>&1 &
 	spid=$!
 	wait_for /tmp/ngrx.out '^netgpu-rx: bound' 30
 	sleep 1
@@ -733,8 +754,13 @@ case_netgpu_rx_unplug() {
 	ktap_check "del_device did not wait for netgpu (under 10 s)" \
 		awk "BEGIN { exit !($t1 - $t0 < 10) }"
 	ngrx_end netgpu_rx_unplug
+	rc=$?
 	ktap_check "netgpu-rx had bound $IF_C" \
 		grep -q "^netgpu-rx: bound $IF_C " /tmp/ngrx.out
+	ktap_check "netgpu-rx stopped for want of data: exit 1 (exit $rc), 'no progress for 5 s', no other error" \
+		ngrx_unplugged netgpu_rx_unplug $rc
+	ktap_check "the sender still running after it (pid $spid: $(pcomm $spid), state $(pstate $spid)): the signal below reaches it" \
+		alive_as $spid nsim_tcp
 	kill "$spid" 2>/dev/null
 	wait "$spid"
 	got=$(sed -n 's/^netgpu-rx: bytes=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)

@@ -10,9 +10,11 @@
 #	ktap_end				# returns 1 if a case failed
 #
 # Inside a case, ktap_diag prints a "# " line and ktap_check <what> <cmd...>
-# runs a check, printing it and counting a failure; the case returns
-# $ktap_fail (reset for every case).  ktap_skip_reason sets the reason of
-# a skip.
+# runs a check, printing it and counting a failure, and returns 0 if it
+# passed, 1 if not (so "ktap_check ... || diag ..." runs the diagnosis);
+# the case returns $ktap_fail (reset for every case).  ktap_skip_reason
+# sets the reason of a skip; a case that failed a check is not a skip,
+# whatever it returns.
 
 ktap_suite='' ktap_nr=0 ktap_pass=0 ktap_failed=0 ktap_skipped=0 ktap_fail=0
 ktap_skip_reason=''
@@ -35,10 +37,11 @@ ktap_check() {
 	shift
 	if "$@"; then
 		echo "    # ok: $what"
-	else
-		echo "    # FAILED: $what"
-		ktap_fail=1
+		return 0
 	fi
+	echo "    # FAILED: $what"
+	ktap_fail=1
+	return 1
 }
 
 ktap_case() {
@@ -48,7 +51,7 @@ ktap_case() {
 	ktap_skip_reason=
 	"$fn"
 	rc=$?
-	if [ $rc -eq 77 ]; then
+	if [ $rc -eq 77 ] && [ $ktap_fail -eq 0 ]; then
 		ktap_skipped=$((ktap_skipped + 1))
 		echo "    ok $ktap_nr $name # SKIP $ktap_skip_reason"
 	elif [ $rc -eq 0 ] && [ $ktap_fail -eq 0 ]; then

@@ -12,6 +12,45 @@
 
 in_a() { nsenter -t "$PID_A" -n "$@"; }
 in_b() { nsenter -t "$PID_B" -n "$@"; }
+# ex_a / ex_b <command...>: exec the command in A or B, replacing the
+# shell: for "( ex_a tool ... ) &", whose $! is then the tool itself.
+# A backgrounded function ("in_a tool ... &") is a subshell of busybox
+# sh that waits for nsenter's child: $! is that subshell, and SIGSTOP or
+# SIGKILL sent to it never reaches the tool (review-2 T1).  nsenter
+# without -p execs, and so do busybox's timeout and taskset: the pid
+# stays the tool's through "( ex_b timeout 60 tool ... ) &".
+ex_a() { exec nsenter -t "$PID_A" -n "$@"; }
+ex_b() { exec nsenter -t "$PID_B" -n "$@"; }
+
+# pstate <pid>: the state letter of /proc/<pid>/stat (R, S, T, Z...),
+# "gone" without the process.
+pstate() {
+	local s
+	s=$(cat /proc/"$1"/stat 2>/dev/null) || { echo gone; return; }
+	s=${s##*) }
+	echo "${s%% *}"
+}
+
+# pcomm <pid>: its command name.
+pcomm() { cat /proc/"$1"/comm 2>/dev/null || echo gone; }
+
+# alive_as <pid> <comm>: <pid> is <comm> and has not exited.
+alive_as() {
+	[ "$(pcomm "$1")" = "$2" ] && case $(pstate "$1") in gone|Z|X) false ;; esac
+}
+
+# is_stopped <pid> <comm>: <pid> is <comm> itself (not a shell around
+# it) and stopped (state T), within 2 s of the SIGSTOP.
+is_stopped() {
+	local i=0
+	while [ "$(pstate "$1")" != T ]; do
+		i=$((i + 1))
+		[ $i -le 20 ] || break
+		usleep 100000
+	done
+	ktap_diag "pid $1: $(pcomm "$1"), state $(pstate "$1")"
+	[ "$(pcomm "$1")" = "$2" ] && [ "$(pstate "$1")" = T ]
+}
 ifindex() { "$@" | sed -n '1s/^\([0-9]*\):.*/\1/p'; }
 
 
@@ -30,6 +69,38 @@ new_netns() {
 
 quiet() { "$@" > /dev/null 2>&1; }
 
+# ip_in_octets <pid>: the IP bytes (headers included) the namespace of
+# <pid> has received (IpExt InOctets of /proc/<pid>/net/netstat).
+ip_in_octets() {
+	awk '$1 == "IpExt:" {
+		if (!h) { for (i = 2; i <= NF; i++) n[i] = $i; h = 1; next }
+		for (i = 2; i <= NF; i++) if (n[i] == "InOctets") print $i
+		exit }' /proc/"$1"/net/netstat
+}
+
+# wait_octets <pid> <count> <seconds>: 0 once ip_in_octets <pid> reached
+# <count>, polling every 10 ms; 1 after <seconds>.
+wait_octets() {
+	local i=0
+	while [ "$(ip_in_octets "$1")" -lt "$2" ]; do
+		i=$((i + 1))
+		[ $i -le $(($3 * 100)) ] || return 1
+		usleep 10000
+	done
+}
+
+# ngrx_unplugged <label> <rc>: netgpu-rx (-t 5, no -n) whose device went
+# away mid-stream: nothing more arrives, so it must have stopped on its
+# own timeout, exit 1 with "no progress for 5 s" and nothing else wrong
+# (an ioctl error, a descriptor outside its memory, a bad byte).
+ngrx_unplugged() {
+	local errs
+	errs=$(grep '^netgpu-rx: ' /tmp/ngrx.out | grep -v '^netgpu-rx: \(listening\|bound\|bytes=\|no progress for 5 s\)')
+	[ -z "$errs" ] || ktap_diag "$1: unexpected: $errs"
+	[ "$2" -eq 1 ] && [ -z "$errs" ] &&
+		grep -q '^netgpu-rx: no progress for 5 s$' /tmp/ngrx.out
+}
+
 
 # transfer <label> <bytes> <seed> [<write size>] [<background command>]:
 # B sends, A receives; both lines go to the console; returns 0 if both
@@ -37,7 +108,7 @@ quiet() { "$@" > /dev/null 2>&1; }
 transfer() {
 	local label=$1 bytes=$2 seed=$3 wsz=${4:-65536} bg=${5:-} rpid rrc src srcsum rsum
 	rm -f /tmp/recv.out
-	in_a "$NSIM_TCP" recv $PORT "$bytes" "$seed" > /tmp/recv.out 2>&1 &
+	( ex_a "$NSIM_TCP" recv $PORT "$bytes" "$seed" ) > /tmp/recv.out 2>&1 &
 	rpid=$!
 	while ! grep -q listening /tmp/recv.out 2>/dev/null; do
 		usleep 20000
@@ -82,7 +153,7 @@ ng_start() {
 	NG_OUT=$1 NG_CMD=$2 NG_SEQ=0 NG_PID=
 	rm -f "$NG_OUT"
 	: > "$NG_CMD"
-	in_a "$NSIM_NETGPU" bind "$IF_A" "$3" "$4" "$NG_CMD" > "$NG_OUT" 2>&1 &
+	( ex_a "$NSIM_NETGPU" bind "$IF_A" "$3" "$4" "$NG_CMD" ) > "$NG_OUT" 2>&1 &
 	NG_BG=$!
 	wait_for "$NG_OUT" '^(ready|nsim_netgpu: exit)' 60
 	NG_PID=$(sed -n 's/^nsim_netgpu: pid \([0-9]*\) .*/\1/p' "$NG_OUT")
@@ -114,12 +185,13 @@ ng_stat() {
 	echo "${v:--1}"
 }
 
-# ngrx_start <label> <netgpu-rx args...>: netgpu-rx listening in A.
+# ngrx_start <label> <netgpu-rx args...>: netgpu-rx listening in A;
+# NGRX_BG its pid (netgpu-rx's own: the signals sent to it reach it).
 ngrx_start() {
 	local label=$1
 	shift
 	rm -f /tmp/ngrx.out
-	in_a $NGRX_PIN "$NETGPU_RX" -i "$IF_A" -q 0 -l $PORT "$@" > /tmp/ngrx.out 2>&1 &
+	( ex_a $NGRX_PIN "$NETGPU_RX" -i "$IF_A" -q 0 -l $PORT "$@" ) > /tmp/ngrx.out 2>&1 &
 	NGRX_BG=$!
 	wait_for /tmp/ngrx.out '^netgpu-rx: listening' 60 "$NGRX_BG" ||
 		{ diag_file "$label" /tmp/ngrx.out; return 1; }
