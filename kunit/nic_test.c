@@ -1639,11 +1639,13 @@ static void netgpu_nic_test_fill_budget(struct kunit *test)
 
 /*
  * The restart of an unbind fails (the driver cannot allocate the new
- * queue): a warning, the old pool stays with the NIC, and so do the DMA
- * maps it may still write through; the queue is unbound all the same
- * (no device held, the rx queue's parameters cleared) and the old pool
- * gets no more buffers from it, though its free list has some.  The maps
- * go when the queue does.
+ * queue): the old pool stays with the NIC, so the queue keeps the device
+ * and the DMA maps the pool may still write through, and gives the pool
+ * no more buffers, though its free list has some; the rx queue's
+ * parameters are cleared.  The restart is retried: once it succeeds the
+ * maps and the device go.  Before, the device was dropped at once and
+ * nothing restarted the queue: it starved, and its maps went only with
+ * the last buffer, after the device if it went first.
  */
 static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 {
@@ -1669,11 +1671,7 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	mock_nic_register(test, f->nic);
 	KUNIT_ASSERT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
 	pp = f->nic->pp;
-	/*
-	 * One refill's batch, all with the "NIC": the pool's cache is empty.
-	 * No assertion until the queue is unbound: a bound queue holds the
-	 * device, whose unregister would wait for it forever.
-	 */
+	/* One refill's batch, all with the "NIC": the pool's cache is empty. */
 	for (n = 0; n < PP_ALLOC_CACHE_REFILL; n++)
 		if (!nic_alloc_into(pp, &nm[n]))
 			break;
@@ -1684,10 +1682,9 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 
 	f->nic->fail_alloc = -EIO;
 	nic_unbind(ifq);
-	f->nic->fail_alloc = 0;
 	netgpu_mem_flush();
 	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_UNBOUND);
-	KUNIT_EXPECT_NULL(test, ifq->netdev);
+	KUNIT_EXPECT_PTR_EQ(test, ifq->netdev, f->nic->ndev);
 	KUNIT_EXPECT_NULL(test,
 			  __netif_get_rx_queue(f->nic->ndev, 0)->mp_params.mp_ops);
 	KUNIT_EXPECT_PTR_EQ(test, f->nic->pp, pp);
@@ -1700,17 +1697,60 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st.bufs_cache, 16 + 1);
 	KUNIT_EXPECT_EQ(test, st.bufs_nic, PP_ALLOC_CACHE_REFILL);
 
-	/* The driver replaces the pool (here: down); the queue goes. */
+	/* A retry that fails again changes nothing. */
+	flush_delayed_work(&ifq->retry);
+	KUNIT_EXPECT_PTR_EQ(test, f->nic->pp, pp);
+	KUNIT_EXPECT_PTR_EQ(test, ifq->netdev, f->nic->ndev);
+
+	/* The next one restarts the queue: maps and device go. */
+	f->nic->fail_alloc = 0;
+	flush_delayed_work(&ifq->retry);
+	nic_expect_plain_queue(test, f->nic);
+	KUNIT_EXPECT_NULL(test, ifq->netdev);
 	for (i = 0; i < n; i++)
 		page_pool_put_full_netmem(pp, nm[i], false);
-	rtnl_lock();
-	dev_close(f->nic->ndev);
-	rtnl_unlock();
-	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
-	kunit_release_action(test, nic_ifq_put_action, ifq);
 	netgpu_mem_flush();
 	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 0);
+	nic_wait_pool_gone(test, f, ifq);
+}
+
+/*
+ * The restart of an unbind fails and the device is unregistered before
+ * a retry succeeds: NETDEV_UNREGISTER unmaps and drops the device (else
+ * the unregistration would wait for it for ever, and the maps would go
+ * after the device).
+ */
+static void netgpu_nic_test_unbind_stuck_dev_gone(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_region *gr;
+	struct mock_gpu_buf *buf;
+	struct netgpu_ifq *ifq;
+	netmem_ref nm;
+	u32 q = 0;
+
+	buf = nic_gpu_region(test, f, f->mc, 1ULL << 40, &gr);
+	ifq = nic_new_ifq(test, f);
+	mock_nic_register(test, f->nic);
+	KUNIT_ASSERT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
+	nm = mock_nic_alloc(f->nic->pp);
+	KUNIT_ASSERT_TRUE(test, nic_some(nm));
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(f->mc, gr), 0);
+
+	f->nic->fail_alloc = -EIO;
+	nic_unbind(ifq);
+	netgpu_mem_flush();
+	KUNIT_EXPECT_PTR_EQ(test, ifq->netdev, f->nic->ndev);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 1);
+
+	mock_nic_unregister(test, f->nic);
+	netgpu_mem_flush();
+	KUNIT_EXPECT_NULL(test, ifq->netdev);
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_DEAD);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 0);
+	flush_delayed_work(&ifq->retry);
+	page_pool_put_full_netmem(netmem_to_net_iov(nm)->pp, nm, false);
+	nic_wait_pool_gone(test, f, ifq);
 }
 
 /*
@@ -1878,6 +1918,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_init_no_ifq),
 	KUNIT_CASE(netgpu_nic_test_fill_budget),
 	KUNIT_CASE(netgpu_nic_test_unbind_restart_fails),
+	KUNIT_CASE(netgpu_nic_test_unbind_stuck_dev_gone),
 	KUNIT_CASE(netgpu_nic_test_dev_gone_after_unbind),
 	KUNIT_CASE(netgpu_nic_test_create_not_contiguous),
 	KUNIT_CASE(netgpu_nic_test_fail_refill),

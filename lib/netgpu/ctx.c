@@ -942,6 +942,8 @@ static int netgpu_ctx_netdev_event(struct notifier_block *nb,
 		return NOTIFY_DONE;
 
 	ASSERT_RTNL();
+	/* Queues stuck at unbind first: they hold the device too. */
+	netgpu_ifq_netdev_gone(dev);
 	list_for_each_entry_safe(ctx, tmp, &netgpu_ctx_list, node) {
 		/* ->netdev changes under rtnl_lock, which we hold. */
 		if (ctx->netdev != dev)

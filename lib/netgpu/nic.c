@@ -39,6 +39,19 @@ static const struct memory_provider_ops netgpu_mp_ops;
 /* Buffers a walk over a queue's buffers visits between two breaks. */
 #define NETGPU_IFQ_WALK_BATCH	1024
 
+/* How long an unbind whose restart failed waits before it tries again. */
+#define NETGPU_IFQ_RETRY	HZ
+
+/*
+ * Queues whose unbind could not restart their rx queue (&netgpu_ifq.stuck).
+ * Protects: membership.  Ordering: rtnl_lock is the lock, so that
+ * NETDEV_UNREGISTER (called under it) sees every queue still holding the
+ * device going away.
+ */
+static LIST_HEAD(netgpu_ifq_stuck);
+
+static void netgpu_ifq_retry_work(struct work_struct *work);
+
 /* ===== Buffers ===== */
 
 /**
@@ -734,6 +747,8 @@ struct netgpu_ifq *netgpu_ifq_create(struct netgpu_memctx *mc,
 	ifq->dma_dev = get_device(mc->dev);
 	spin_lock_init(&ifq->fill_lock);
 	init_waitqueue_head(&ifq->wait);
+	INIT_LIST_HEAD(&ifq->stuck);
+	INIT_DELAYED_WORK(&ifq->retry, netgpu_ifq_retry_work);
 
 	n = netgpu_memctx_hold(mc, &holds);
 	if (n <= 0) {
@@ -926,9 +941,11 @@ static void netgpu_ifq_drop_dev(struct netgpu_ifq *ifq,
  * stack and user space give them back (it holds @ifq until then).  The
  * regions are unmapped for the device at once: the memory of buffers
  * still in the stack stays, its DMA mapping does not.  A restart that
- * fails (no memory) leaves the old pool with the queue, and the maps,
- * until the driver replaces it; it gets no more buffers from @ifq either
- * way.
+ * fails (no memory) leaves the old pool with the rx queue: it gets no
+ * more buffers from @ifq, which keeps the device and the maps the pool
+ * may still write through and retries the restart every second, until
+ * it succeeds or the device goes (netgpu_ifq_netdev_gone()), whether or
+ * not the queue's owner is still there.
  *
  * Context: Process context, under rtnl_lock.
  */
@@ -953,16 +970,83 @@ void netgpu_ifq_unbind(struct netgpu_ifq *ifq)
 				    ifq->rxq, err);
 	}
 	/*
+	 * A failed restart leaves the old pool with the NIC: keep the maps
+	 * and the device, retry, and let NETDEV_UNREGISTER find the queue
+	 * if the device goes first (the late unmap of io_uring's zcrx,
+	 * f12ecf5e1c5e, otherwise).  The retry holds a reference.
+	 */
+	if (err && err != -ENETDOWN) {
+		netgpu_ifq_get(ifq);
+		list_add_tail(&ifq->stuck, &netgpu_ifq_stuck);
+		queue_delayed_work(system_wq, &ifq->retry, NETGPU_IFQ_RETRY);
+		return;
+	}
+	/*
 	 * Restarted, or down: no queue of the device holds a buffer to
 	 * write, so the maps go now, not when a pool that the stack keeps
 	 * alive finally lets the queue go (by then the device may be gone).
-	 * A failed restart leaves the old pool with the NIC: keep them.
 	 */
-	if (!err || err == -ENETDOWN)
-		netgpu_ifq_unmap(ifq);
+	netgpu_ifq_unmap(ifq);
 	netgpu_ifq_drop_dev(ifq, NETGPU_IFQ_UNBOUND);
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_unbind);
+
+/*
+ * The retry of a restart that failed at unbind: until it succeeds (then
+ * the maps and the device go as an unbind's do), or the device went
+ * (netgpu_ifq_netdev_gone() took the queue off the list and did that).
+ * Drops the list's reference once the queue is off it.
+ */
+static void netgpu_ifq_retry_work(struct work_struct *work)
+{
+	struct netgpu_ifq *ifq = container_of(to_delayed_work(work),
+					      struct netgpu_ifq, retry);
+	int err = 0;
+
+	rtnl_lock();
+	if (!list_empty(&ifq->stuck)) {
+		if (netif_running(ifq->netdev))
+			err = netdev_rx_queue_restart(ifq->netdev, ifq->rxq);
+		if (err && err != -ENETDOWN) {
+			queue_delayed_work(system_wq, &ifq->retry,
+					   NETGPU_IFQ_RETRY);
+			rtnl_unlock();
+			return;
+		}
+		list_del_init(&ifq->stuck);
+		netgpu_ifq_unmap(ifq);
+		netgpu_ifq_drop_dev(ifq, NETGPU_IFQ_UNBOUND);
+	}
+	rtnl_unlock();
+	netgpu_ifq_put(ifq);
+}
+
+/**
+ * netgpu_ifq_netdev_gone() - a device with queues stuck at unbind goes
+ * @dev: the device, at NETDEV_UNREGISTER
+ *
+ * The queues whose unbind could not restart their rx queue still hold
+ * @dev and their maps: the driver stopped its queues, so the maps go
+ * now, before the device does, and so does the reference (the retry
+ * lets the queue go).  Call it before the owners' netgpu_ifq_dev_gone().
+ *
+ * Context: Process context, under rtnl_lock.
+ */
+void netgpu_ifq_netdev_gone(struct net_device *dev)
+{
+	struct netgpu_ifq *ifq, *tmp;
+
+	ASSERT_RTNL();
+	list_for_each_entry_safe(ifq, tmp, &netgpu_ifq_stuck, stuck) {
+		if (ifq->netdev != dev)
+			continue;
+		list_del_init(&ifq->stuck);
+		netgpu_ifq_unmap(ifq);
+		netgpu_ifq_drop_dev(ifq, NETGPU_IFQ_DEAD);
+		mod_delayed_work(system_wq, &ifq->retry, 0);
+	}
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_netdev_gone);
 
 /**
  * netgpu_ifq_revoked() - whether a region of an interface queue was revoked

@@ -217,6 +217,11 @@ enum netgpu_ifq_state {
  *	(netgpu_ifq_scrub()); no new one may be taken, as nothing would
  *	take it back.  Under @fill_lock.
  * @wait: poll() waiters of the queue's file
+ * @stuck: on the list of queues whose unbind could not restart the rx
+ *	queue (under rtnl_lock): the old pool still runs with the NIC, so
+ *	the queue keeps the device and the maps until @retry restarts it,
+ *	or the device goes (netgpu_ifq_netdev_gone())
+ * @retry: retries that restart; holds a reference while @stuck is listed
  */
 struct netgpu_ifq {
 	refcount_t		ref;
@@ -238,6 +243,8 @@ struct netgpu_ifq {
 	atomic_t		in_pool;
 	bool			scrubbed;
 	wait_queue_head_t	wait;
+	struct list_head	stuck;
+	struct delayed_work	retry;
 };
 
 static inline struct netgpu_niov *netgpu_niov_from_netmem(netmem_ref nm)
@@ -260,6 +267,7 @@ int netgpu_ifq_bind(struct netgpu_ifq *ifq, struct net_device *dev,
 		    u32 *rxq, bool any);
 void netgpu_ifq_unbind(struct netgpu_ifq *ifq);
 void netgpu_ifq_dev_gone(struct netgpu_ifq *ifq);
+void netgpu_ifq_netdev_gone(struct net_device *dev);
 bool netgpu_ifq_revoked(const struct netgpu_ifq *ifq);
 bool netgpu_ifq_holds(const struct netgpu_ifq *ifq,
 		      const struct netgpu_region *r);
@@ -287,6 +295,10 @@ static inline void netgpu_ifq_put(struct netgpu_ifq *ifq)
 }
 
 static inline void netgpu_ifq_dev_gone(struct netgpu_ifq *ifq)
+{
+}
+
+static inline void netgpu_ifq_netdev_gone(struct net_device *dev)
 {
 }
 
