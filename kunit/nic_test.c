@@ -1139,7 +1139,8 @@ static void netgpu_nic_test_syncs(struct kunit *test)
  * left alone (its own writes would be lost: the bounce slot copied over
  * them, or its dirty cache lines invalidated), a buffer given in part
  * is synced past what was given, one only the stack holds is synced
- * whole.
+ * whole.  A buffer of which user space gave one frag back and holds
+ * another is not handed to the device meanwhile (no sync for it).
  */
 static void netgpu_nic_test_unmap_spares_user(struct kunit *test)
 {
@@ -1147,12 +1148,12 @@ static void netgpu_nic_test_unmap_spares_user(struct kunit *test)
 	struct netgpu_ifq *ifq = nic_ifq(test, f);
 	struct netgpu_rx_desc desc;
 	struct page_pool *pp;
-	netmem_ref nm[3];
+	netmem_ref nm[4];
 	int i;
 
 	nic_syncs_start(test);
 	pp = nic_pool(test, f, ifq);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		nm[i] = mock_nic_alloc(pp);
 		KUNIT_ASSERT_TRUE(test, nic_some(nm[i]));
 	}
@@ -1162,6 +1163,20 @@ static void netgpu_nic_test_unmap_spares_user(struct kunit *test)
 	page_pool_put_full_netmem(pp, nm[0], false);
 	KUNIT_ASSERT_EQ(test, netgpu_ifq_rx_niov(ifq, nm[1], 0, 100, &desc),
 			0);
+	/*
+	 * 3: two frags handed out, the first given back: user space still
+	 * holds the second, the device may not have the buffer yet (no
+	 * sync for it) and the unmap leaves both alone.
+	 */
+	KUNIT_ASSERT_EQ(test, netgpu_ifq_rx_niov(ifq, nm[3], 0, 100, &desc),
+			0);
+	KUNIT_ASSERT_EQ(test, netgpu_ifq_rx_niov(ifq, nm[3], 100, 200, &desc),
+			0);
+	nic_syncs_clear();
+	mock_nic_fill(ifq, nic_addr(nm[3]));
+	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
+	KUNIT_EXPECT_EQ(test, nic_syncs->nr[1], 0);
 	nic_syncs_clear();
 
 	ifq->state = NETGPU_IFQ_UNBOUND;
@@ -1172,12 +1187,14 @@ static void netgpu_nic_test_unmap_spares_user(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nic_synced_cpu(nic_index(nm[1])),
 			PAGE_SIZE - 100);
 	KUNIT_EXPECT_EQ(test, nic_synced_cpu(nic_index(nm[2])), PAGE_SIZE);
-	/* The fourth, in the pool's cache: the NIC may have written it. */
+	KUNIT_EXPECT_EQ(test, nic_synced_cpu(nic_index(nm[3])),
+			PAGE_SIZE - 300);
 	KUNIT_EXPECT_EQ(test, nic_syncs->nr[0], 3);
 
 	netgpu_ifq_scrub(ifq);
 	page_pool_put_full_netmem(pp, nm[1], false);
 	page_pool_put_full_netmem(pp, nm[2], false);
+	page_pool_put_full_netmem(pp, nm[3], false);
 	nic_pool_done(test, ifq, pp);
 }
 

@@ -302,13 +302,15 @@ static void netgpu_ifq_fill_one(struct netgpu_ifq *ifq, struct page_pool *pp,
 	ifq->cnt.taken++;
 	WRITE_ONCE(n->returned, true);
 	/*
-	 * User space is done writing the buffer: the device may have it
-	 * back now, whoever posts it.  The stack's last put recycles a
-	 * buffer through page_pool, which syncs nothing for us (dma_sync is
-	 * off), so the sync cannot wait for the cache below.  A copy (in no
-	 * pool) is synced when it leaves the free list.
+	 * User space gave back its last reference, so it is done writing
+	 * the buffer: the device may have it back now, whoever posts it.
+	 * The stack's last put recycles a buffer through page_pool, which
+	 * syncs nothing for us (dma_sync is off), so the sync cannot wait
+	 * for the cache below.  While user space holds another frag of the
+	 * buffer, its later return syncs.  A copy (in no pool) is synced
+	 * when it leaves the free list.
 	 */
-	if (n->niov.pp)
+	if (n->niov.pp && !atomic_read(&n->uref))
 		netgpu_niov_sync_for_device(n);
 
 	/* The user's page_pool reference; the stack may hold others. */
