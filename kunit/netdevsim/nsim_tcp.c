@@ -31,13 +31,27 @@
  *   nsim_tcp: <recv|send> bytes=<n> mismatches=<n> first_bad=<offset|-1>
  *             sum=<32-bit Fletcher sum of the bytes seen, hex>
  * and exits 0 only if it moved exactly <bytes> bytes (the receiver: and
- * every byte matched).  The receiver listens on IPv6 and IPv4 (a dual
- * stack socket) and waits at most 120 s per read.
+ * every byte matched).  The receivers check with stream_verify()
+ * (stream.h), the routine netgpu-rx uses too.  For scripts/bench-rx, in
+ * the environment: NSIM_TCP_SUM=0 leaves the receivers' sum out (sum=-:
+ * netgpu-rx computes none), NSIM_TCP_VERIFY=0 the byte check.
+ *
+ * devmem receives as ncdevmem (tools/testing/selftests/net/ncdevmem.c)
+ * does: an 819200-byte iov and an 80000-byte control buffer per
+ * recvmsg(), each frag's token given back with its own
+ * SO_DEVMEM_DONTNEED (NSIM_TCP_TOKENS=batch: the recvmsg()'s tokens in
+ * one call, runs of consecutive tokens coalesced, at most 128 a call).
+ * It reads the dma-buf as netgpu-rx does: DMA_BUF_IOCTL_SYNC START and
+ * END around each batch (each recvmsg()'s frags), not around each frag.
+ *
+ * The receiver listens on IPv6 and IPv4 (a dual stack socket) and waits
+ * at most 120 s per read.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/dma-buf.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -63,6 +77,24 @@
 struct fletcher {
 	uint32_t a, b;
 };
+
+/* Receivers only: the environment's NSIM_TCP_SUM and NSIM_TCP_VERIFY. */
+static int rx_sum = 1, rx_verify = 1;
+
+static int env_flag(const char *name, int def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? atoi(v) != 0 : def;
+}
+
+static void rx_sum_str(char *buf, size_t len, const struct fletcher *f)
+{
+	if (rx_sum)
+		snprintf(buf, len, "%08x", (f->b << 16) | f->a);
+	else
+		snprintf(buf, len, "-");
+}
 
 static void fletcher_add(struct fletcher *f, const unsigned char *p, size_t n)
 {
@@ -116,6 +148,7 @@ static int do_recv(int argc, char **argv)
 	size_t rsz = 65536;
 	unsigned char *buf;
 	int one = 1, zero = 0, lfd, fd;
+	char sum[16];
 
 	if (argc < 5)
 		return 2;
@@ -147,7 +180,6 @@ static int do_recv(int argc, char **argv)
 
 	for (;;) {
 		ssize_t n = read(fd, buf, rsz);
-		ssize_t i;
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -157,18 +189,15 @@ static int do_recv(int argc, char **argv)
 		}
 		if (n == 0)
 			break;
-		for (i = 0; i < n; i++) {
-			if (buf[i] != stream_next(&s)) {
-				if (first_bad < 0)
-					first_bad = got + i;
-				bad++;
-			}
-		}
-		fletcher_add(&f, buf, n);
+		if (rx_verify)
+			bad += stream_verify(&s, buf, n, got, &first_bad);
+		if (rx_sum)
+			fletcher_add(&f, buf, n);
 		got += n;
 	}
-	printf("nsim_tcp: recv bytes=%llu mismatches=%llu first_bad=%lld sum=%08x%s\n",
-	       got, bad, first_bad, (f.b << 16) | f.a, span_str(&sp));
+	rx_sum_str(sum, sizeof(sum), &f);
+	printf("nsim_tcp: recv bytes=%llu mismatches=%llu first_bad=%lld sum=%s%s\n",
+	       got, bad, first_bad, sum, span_str(&sp));
 	close(fd);
 	close(lfd);
 	return got == want && !bad ? 0 : 1;
@@ -380,20 +409,56 @@ static int nl_talk(int fd, struct nlmsghdr *req, int want, uint32_t *val)
 	}
 }
 
+/* ncdevmem's sizes: char iobuf[819200], ctrl_data[sizeof(int) * 20000]. */
+#define DEVMEM_IOV	819200
+#define DEVMEM_CMSG	(sizeof(int) * 20000)
+/* The kernel's limit per SO_DEVMEM_DONTNEED (net/core/sock.c). */
+#define DEVMEM_DONTNEED_MAX	128
+
+/* Give back @n token ranges; 0 if the kernel took every frag in them. */
+static int devmem_dontneed(int fd, const struct nsim_dmabuf_token *tok,
+			   size_t n)
+{
+	size_t i, frags = 0;
+	int ret;
+
+	for (i = 0; i < n; i++)
+		frags += tok[i].token_count;
+	ret = setsockopt(fd, SOL_SOCKET, NSIM_SO_DEVMEM_DONTNEED, tok,
+			 n * sizeof(tok[0]));
+	if (ret == (int)frags)
+		return 0;
+	fprintf(stderr, "nsim_tcp: SO_DEVMEM_DONTNEED freed %d of %zu frags%s%s\n",
+		ret, frags, ret < 0 ? ": " : "", ret < 0 ? strerror(errno) : "");
+	return -1;
+}
+
+static void devmem_sync(int dmabuf, uint64_t flags)
+{
+	struct dma_buf_sync sync = { .flags = flags | DMA_BUF_SYNC_READ };
+
+	if (ioctl(dmabuf, DMA_BUF_IOCTL_SYNC, &sync))
+		perror("nsim_tcp: DMA_BUF_IOCTL_SYNC");
+}
+
 static int do_devmem(int argc, char **argv)
 {
 	struct span sp;
 	unsigned long long want, got = 0, bad = 0, frags = 0, linear = 0;
+	unsigned long long dontneeds = 0;
 	long long first_bad = -1;
 	struct fletcher f = { 0, 0 };
 	struct sockaddr_in6 sa = { 0 };
 	struct timeval tv = { 120, 0 };
 	struct nsim_udmabuf_create uc = { 0 };
-	static struct nsim_dmabuf_token tok[1024];
-	static char cbuf[65536];
-	static unsigned char buf[65536];
+	static struct nsim_dmabuf_token tok[DEVMEM_DONTNEED_MAX];
+	static char cbuf[DEVMEM_CMSG];
+	static unsigned char buf[DEVMEM_IOV];
 	uint32_t family = 0, id = 0, ifindex, u32;
 	int memfd, devfd, dmabuf, nl, lfd, fd, err, one = 1, zero = 0;
+	int batch_tokens = 0, failed = 0;
+	const char *tokens = getenv("NSIM_TCP_TOKENS");
+	char sum[16];
 	struct nlattr *nest;
 	struct stream s;
 	unsigned char *map;
@@ -408,6 +473,10 @@ static int do_devmem(int argc, char **argv)
 	size = strtoull(argv[6], NULL, 0) << 20;
 	if (!ifindex)
 		return perror("nsim_tcp: if_nametoindex"), 2;
+	if (tokens && !strcmp(tokens, "batch"))
+		batch_tokens = 1;
+	else if (tokens && *tokens && strcmp(tokens, "frag"))
+		return fprintf(stderr, "nsim_tcp: NSIM_TCP_TOKENS=frag|batch\n"), 2;
 
 	memfd = memfd_create("nsim_tcp", MFD_ALLOW_SEALING);
 	if (memfd < 0 || ftruncate(memfd, size) ||
@@ -479,8 +548,8 @@ static int do_devmem(int argc, char **argv)
 		struct iovec iov = { buf, sizeof(buf) };
 		struct msghdr msg = { 0 };
 		struct cmsghdr *cm;
-		size_t lin = 0, ntok = 0, i;
-		int any = 0;
+		size_t lin = 0, ntok = 0;
+		int any = 0, synced = 0;
 		ssize_t n;
 
 		msg.msg_iov = &iov;
@@ -522,47 +591,69 @@ static int do_devmem(int argc, char **argv)
 					bad++;
 					continue;
 				}
+				/* CPU access once a batch, as netgpu-rx. */
+				if (!synced) {
+					devmem_sync(dmabuf, DMA_BUF_SYNC_START);
+					synced = 1;
+				}
 				p = map + dc->frag_offset;
 				frags++;
-				if (ntok < 1024) {
-					tok[ntok].token_start = dc->frag_token;
-					tok[ntok++].token_count = 1;
-				}
 			}
-			for (i = 0; i < dc->frag_size; i++) {
-				if (p[i] != stream_next(&s)) {
-					if (first_bad < 0)
-						first_bad = got + i;
-					bad++;
-				}
-			}
-			fletcher_add(&f, p, dc->frag_size);
+			if (rx_verify)
+				bad += stream_verify(&s, p, dc->frag_size, got,
+						     &first_bad);
+			if (rx_sum)
+				fletcher_add(&f, p, dc->frag_size);
 			got += dc->frag_size;
+			if (cm->cmsg_type == NSIM_SO_DEVMEM_LINEAR)
+				continue;
+			if (!batch_tokens) {
+				/* ncdevmem: each frag's token at once. */
+				struct nsim_dmabuf_token t = { dc->frag_token, 1 };
+
+				dontneeds++;
+				failed |= devmem_dontneed(fd, &t, 1);
+				continue;
+			}
+			if (ntok && tok[ntok - 1].token_start +
+				    tok[ntok - 1].token_count == dc->frag_token) {
+				tok[ntok - 1].token_count++;
+				continue;
+			}
+			if (ntok == DEVMEM_DONTNEED_MAX) {
+				dontneeds++;
+				failed |= devmem_dontneed(fd, tok, ntok);
+				ntok = 0;
+			}
+			tok[ntok].token_start = dc->frag_token;
+			tok[ntok++].token_count = 1;
 		}
 		if (!any) {	/* readable data: all in buf */
-			for (i = 0; i < (size_t)n; i++) {
-				if (buf[i] != stream_next(&s)) {
-					if (first_bad < 0)
-						first_bad = got + i;
-					bad++;
-				}
-			}
-			fletcher_add(&f, buf, n);
+			if (rx_verify)
+				bad += stream_verify(&s, buf, n, got, &first_bad);
+			if (rx_sum)
+				fletcher_add(&f, buf, n);
 			got += n;
 			linear += n;
 		}
-		if (ntok &&
-		    setsockopt(fd, SOL_SOCKET, NSIM_SO_DEVMEM_DONTNEED, tok,
-			       ntok * sizeof(tok[0])) != (int)ntok)
-			fprintf(stderr, "nsim_tcp: DONTNEED gave back fewer than %zu\n", ntok);
+		if (ntok) {
+			dontneeds++;
+			failed |= devmem_dontneed(fd, tok, ntok);
+		}
+		if (synced)
+			devmem_sync(dmabuf, DMA_BUF_SYNC_END);
+		if (failed)
+			break;
 	}
-	printf("nsim_tcp: recv bytes=%llu mismatches=%llu first_bad=%lld sum=%08x devmem_frags=%llu linear_bytes=%llu%s\n",
-	       got, bad, first_bad, (f.b << 16) | f.a, frags, linear,
-	       span_str(&sp));
+	rx_sum_str(sum, sizeof(sum), &f);
+	printf("nsim_tcp: recv bytes=%llu mismatches=%llu first_bad=%lld sum=%s",
+	       got, bad, first_bad, sum);
+	printf(" devmem_frags=%llu linear_bytes=%llu dontneed_calls=%llu%s\n",
+	       frags, linear, dontneeds, span_str(&sp));
 	close(fd);
 	close(lfd);
 	close(nl);
-	return got == want && !bad && frags ? 0 : 1;
+	return got == want && !bad && frags && !failed ? 0 : 1;
 }
 
 /* Loopback up, in this network namespace. */
@@ -613,6 +704,8 @@ static int do_kick(void)
 
 int main(int argc, char **argv)
 {
+	rx_sum = env_flag("NSIM_TCP_SUM", 1);
+	rx_verify = env_flag("NSIM_TCP_VERIFY", 1);
 	if (argc > 1 && !strcmp(argv[1], "kick"))
 		return do_kick();
 	if (argc > 1 && !strcmp(argv[1], "devmem"))

@@ -877,64 +877,7 @@ case_udmabuf_fail_nth() {
 	return $ktap_fail
 }
 
-# ----- scripts/bench-rx (nsim_bench=<runs>): one transfer, three receivers -----
-#
-# The same nsim_tcp stream from B, over the same emulated receive DMA of
-# A (header split into page_pool buffers: rx_split on for the plain
-# receiver, a provider for the others), received by plain recv()
-# (nsim_tcp recv), netgpu (netgpu-rx into a udmabuf, and into host
-# memory) and devmem TCP (nsim_tcp devmem into a udmabuf); each verifies
-# every byte.  Prints one line a run:
-# "bench-rx <receiver> run <i> secs <s> cpu <s> wall <s> process_cpu <s>":
-# the receive loop's wall and CPU time as the receiver measured them
-# (from the accepted connection to the end), then the wall time from the
-# sender's start to the receiver's exit (/proc/uptime) and the receiver
-# process's CPU, setup included (time -p).
-
-# bench_one <receiver> <bytes> <seed> <run>
-bench_one() {
-	local rpid t0 t1 cpu
-	case $1 in
-	recv)	set -- "$@" "$NSIM_TCP" recv $PORT "$2" "$3" ;;
-	netgpu)	set -- "$@" "$NETGPU_RX" -i "$IF_A" -q 0 -l $PORT -m udmabuf \
-			-s 64 -n "$2" -v "$3" -t 120 ;;
-	netgpu_host) set -- "$@" "$NETGPU_RX" -i "$IF_A" -q 0 -l $PORT -m host \
-			-s 64 -n "$2" -v "$3" -t 120 ;;
-	devmem)	set -- "$@" "$NSIM_TCP" devmem "$IF_A" $PORT "$2" "$3" 64 ;;
-	esac
-	local who=$1 bytes=$2 seed=$3 run=$4
-	shift 4
-	rm -f /tmp/bench.out
-	in_a time -p "$@" > /tmp/bench.out 2>&1 &
-	rpid=$!
-	wait_for /tmp/bench.out 'listening' 60 "$rpid"
-	t0=$(cut -d' ' -f1 /proc/uptime)
-	in_b "$NSIM_TCP" send "$A_IP" $PORT "$bytes" "$seed" > /tmp/send.out 2>&1
-	wait "$rpid"
-	t1=$(cut -d' ' -f1 /proc/uptime)
-	cpu=$(awk '$1 == "user" || $1 == "sys" { s += $2 } END { print s }' /tmp/bench.out)
-	if ! grep -q "bytes=$bytes mismatches=0 " /tmp/bench.out; then
-		echo "bench-rx $who run $run FAILED"
-		cat /tmp/bench.out /tmp/send.out
-		return 1
-	fi
-	# The receive loop's own wall and CPU time (setup excluded: pinning
-	# and mapping 64 MiB is not per byte), then the whole process's.
-	echo "bench-rx $who run $run $(grep -oE 'secs=[0-9.]+ cpu=[0-9.]+' /tmp/bench.out | tr '=' ' ') wall $(awk "BEGIN { print $t1 - $t0 }") process_cpu $cpu"
-	grep -E '^(nsim_tcp|netgpu-rx): .*bytes=' /tmp/bench.out | sed "s/^/bench-rx $who run $run: /"
-}
-
-bench_rx() {
-	local runs=$1 bytes=${nsim_bench_bytes:-67108864} i who
-	echo "bench-rx: bytes=$bytes seed=$SEED runs=$runs"
-	echo 1 > $A_DFS/rx_split
-	for i in $(seq 1 "$runs"); do
-		for who in recv netgpu netgpu_host devmem; do
-			bench_one $who "$bytes" $((SEED + i)) "$i" || return 1
-		done
-	done
-	echo "bench-rx: done"
-}
+# ----- scripts/bench-rx (nsim_bench=<rounds>): kunit/netdevsim/bench.sh -----
 
 # nsim_cases=a,b (kernel command line, e.g. NSIM_ARGS=nsim_cases=netgpu_guards):
 # run only these cases (names without netdevsim_rx_) besides setup and
@@ -960,6 +903,7 @@ if [ -n "${nsim_bench:-}" ]; then
 	ktap_begin netdevsim_bench 1
 	ktap_case netdevsim_bench_setup case_setup
 	ktap_end
+	. /guest/bench.sh
 	bench_rx "$nsim_bench"
 	exit
 fi
