@@ -19,7 +19,8 @@
  *   (net/core/devmem.c, bound to a second mock NIC's queue 0 as the
  *   netlink BIND_RX binds it, a mock GPU's dma-buf): the buffer comes
  *   from its pool, tcp_recvmsg_dmabuf() takes the user's pp reference
- *   and a token in an xarray, the skb is freed, SO_DEVMEM_DONTNEED
+ *   and a token in an xarray (reserved and filled in a skb's frags at a
+ *   time, as its tcp_xa_pool does), the skb is freed, SO_DEVMEM_DONTNEED
  *   erases the token and puts the reference (napi_pp_put_page()), the
  *   pool recycles it.
  *
@@ -284,7 +285,7 @@ static u64 bench_dm_user_return(struct nic_bench *b)
 {
 	struct page_pool *pp = b->dm_nic->pp;
 	u64 t0 = ktime_get_ns();
-	int r, i;
+	int r, i, k, n;
 
 	for (r = 0; r < BENCH_ROUNDS; r++) {
 		local_bh_disable();
@@ -300,13 +301,29 @@ static u64 bench_dm_user_return(struct nic_bench *b)
 			page_pool_put_full_netmem(pp, b->held[i], true);
 		}
 		local_bh_enable();
-		/* Its tokens (tcp_xa_pool_refill() and _commit()). */
-		for (i = 0; i < BENCH_BATCH; i++)
-			if (b->held[i] &&
-			    xa_alloc(&b->tokens, &b->tok[i],
-				     (__force void *)b->held[i], xa_limit_31b,
-				     GFP_KERNEL))
-				b->errors++;
+		/*
+		 * Its tokens as tcp_recvmsg_dmabuf() takes them, an skb of
+		 * up to MAX_SKB_FRAGS frags at a time: reserved under one
+		 * xa_lock_bh() (tcp_xa_pool_refill()), filled in under
+		 * another (tcp_xa_pool_commit()).
+		 */
+		for (i = 0; i < BENCH_BATCH; i += n) {
+			n = min(BENCH_BATCH - i, MAX_SKB_FRAGS);
+			xa_lock_bh(&b->tokens);
+			for (k = 0; k < n; k++)
+				if (__xa_alloc(&b->tokens, &b->tok[i + k],
+					       XA_ZERO_ENTRY, xa_limit_31b,
+					       GFP_KERNEL))
+					b->errors++;
+			xa_unlock_bh(&b->tokens);
+			xa_lock_bh(&b->tokens);
+			for (k = 0; k < n; k++)
+				__xa_cmpxchg(&b->tokens, b->tok[i + k],
+					     XA_ZERO_ENTRY,
+					     (__force void *)b->held[i + k],
+					     GFP_KERNEL);
+			xa_unlock_bh(&b->tokens);
+		}
 		/* SO_DEVMEM_DONTNEED: sock_devmem_dontneed(). */
 		xa_lock_bh(&b->tokens);
 		for (i = 0; i < BENCH_BATCH; i++)
