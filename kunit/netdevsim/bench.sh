@@ -85,9 +85,9 @@ bench_one() {
 	echo "$s0 $s1" | awk -v who="$who" -v run="$run" -v t0="$t0" -v t1="$t1" \
 		-v loop="$(grep -oE 'secs=[0-9.]+ cpu=[0-9.]+' /tmp/bench.out | tr '=' ' ')" '{
 		split(loop, l, " ")
-		printf("bench-rx %s run %d wall %.2f busy %d user %d sys %d irq %d softirq %d all %d hz 100 loop_secs %s loop_cpu %s\n",
+		printf("bench-rx %s run %d wall %.2f busy %d user %d sys %d irq %d softirq %d all %d hz 100 loop_secs %.3f loop_cpu %.3f\n",
 		       who, run, t1 - t0, $7 - $1, $8 - $2, $9 - $3, $10 - $4,
-		       $11 - $5, $12 - $6, l[2], l[4])
+		       $11 - $5, $12 - $6, l[2] + 0, l[4] + 0)
 	}'
 	grep -E '^(nsim_tcp|netgpu-rx): .*bytes=' /tmp/bench.out |
 		sed "s/^/bench-rx $who run $run: /"
