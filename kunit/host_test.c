@@ -966,6 +966,75 @@ static void netgpu_host_test_killed(struct kunit *test)
 	KUNIT_EXPECT_GT(test, host_add(mem, addr, 2 * PAGE_SIZE), 0);
 }
 
+/* Another task's charge, made inside netgpu_host_account()'s window. */
+static struct {
+	struct user_struct *user;
+	unsigned long pages;
+	int calls;
+} host_racer;
+
+static void host_account_window_racing(struct user_struct *user)
+{
+	/* The first pass only: the retry must then see the new total. */
+	if (user == host_racer.user && !host_racer.calls++)
+		atomic_long_add(host_racer.pages, &user->locked_vm);
+}
+
+/*
+ * The memlock charge is a compare-and-exchange that retries: another
+ * task charging the same user between the charge's read of locked_vm
+ * and its store (a static stub in that window charges 2 pages) is not
+ * overwritten, and the retry checks the limit against the new total.
+ * Under a limit with room for both, both charges stay (4 + 2) and the
+ * window is passed twice; under one with room for either but not both,
+ * the retry refuses (-ENOMEM) and the other task's 2 pages stay.
+ *
+ * Kills the mutant that replaces the loop by a read, a check and
+ * atomic_long_set() (the other charge is lost: 4, not 6, and the over-
+ * limit add succeeds), and one that checks the limit only before the
+ * loop (the second add succeeds at 7 pages over a limit of 5).
+ */
+static void netgpu_host_test_memlock_retry(struct kunit *test)
+{
+	struct host_fake *fake = host_fake_area(test, 100);
+	struct user_struct *user = &fake->user;
+	struct netgpu_mem *mem = fake->mem;
+	u64 addr;
+
+	addr = host_mmap(test, 8, PROT_READ | PROT_WRITE);
+	host_racer.user = user;
+	host_racer.pages = 2;
+	host_racer.calls = 0;
+	kunit_activate_static_stub(test, netgpu_host_account_window,
+				   host_account_window_racing);
+
+	task_lock(current->group_leader);
+	current->signal->rlim[RLIMIT_MEMLOCK].rlim_cur = 106UL << PAGE_SHIFT;
+	task_unlock(current->group_leader);
+	KUNIT_EXPECT_GT(test, host_add(mem, addr, 4 * PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), 106);
+	KUNIT_EXPECT_EQ(test, host_racer.calls, 2);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 4), 4);
+
+	/* Room for 4 or for the other 2 pages, not for both. */
+	host_racer.calls = 0;
+	task_lock(current->group_leader);
+	current->signal->rlim[RLIMIT_MEMLOCK].rlim_cur = 111UL << PAGE_SHIFT;
+	task_unlock(current->group_leader);
+	KUNIT_EXPECT_EQ(test, host_add(mem, addr + 4 * PAGE_SIZE,
+				       4 * PAGE_SIZE), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), 108);
+	KUNIT_EXPECT_EQ(test, host_racer.calls, 1);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr + 4 * PAGE_SIZE, 4), 0);
+
+	kunit_deactivate_static_stub(test, netgpu_host_account_window);
+	/* The racer's pages are its own to give back; ours go with the area. */
+	atomic_long_sub(4, &user->locked_vm);
+	kunit_release_action(test, host_fake_close_action, fake);
+	KUNIT_EXPECT_EQ(test, host_user_locked(user), 100);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 8), 0);
+}
+
 static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_pin),
 	KUNIT_CASE(netgpu_host_test_memlock),
@@ -978,6 +1047,7 @@ static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_map_huge),
 	KUNIT_CASE(netgpu_host_test_dma_bounds),
 	KUNIT_CASE(netgpu_host_test_memlock_overflow),
+	KUNIT_CASE(netgpu_host_test_memlock_retry),
 	KUNIT_CASE(netgpu_host_test_huge_len),
 	KUNIT_CASE(netgpu_host_test_sync_for_cpu),
 	KUNIT_CASE(netgpu_host_test_pinned_vm),

@@ -1774,6 +1774,240 @@ static void netgpu_mem_test_detach_waits_for_lookup(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_maps), maps - 1);
 }
 
+struct revoke_lookup {
+	struct netgpu_region	*r;
+	struct completion	done;
+};
+
+static int revoke_lookup_fn(void *data)
+{
+	struct revoke_lookup *rl = data;
+
+	netgpu_region_revoke(rl->r);
+	complete(&rl->done);
+	return 0;
+}
+
+/*
+ * A revocation waits for a lookup already running, as a detach does: the
+ * reader is held inside the provider's dma op (past the check of
+ * ->revoked, on another CPU) when the region is revoked; the revocation
+ * has not returned, nor unmapped the map, half a second later; it does
+ * once the reader leaves its RCU read section.
+ *
+ * Kills the mutant that deletes the synchronize_rcu() of
+ * netgpu_region_revoke(): the map is then unmapped (and freed, under
+ * the reader: KASAN reports the reader's use) at once, and the
+ * revocation returns early.  netgpu_mem_test_concurrent_lookup can only
+ * hope for that window.
+ */
+static void netgpu_mem_test_revoke_waits_for_lookup(struct kunit *test)
+{
+	DECLARE_COMPLETION_ONSTACK(entered);
+	struct mem_fix *f = test->priv;
+	struct task_struct *reader, *revoker;
+	struct held_lookup h = {};
+	struct revoke_lookup rl = {};
+	struct netgpu_mem_loc loc;
+	struct netgpu_region *r;
+	unsigned int cpu;
+	bool early, unmapped;
+	int maps;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "Test requires: 2 CPUs");
+	tprov_register(test);
+	r = mock_region_get(test, f->mem, tprov_add_region(test, 0x100000,
+							   PAGE_SIZE));
+	h.mc = mock_memctx(test, f->dev[0]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(h.mc, r), 0);
+	maps = atomic_read(&tprov_maps);
+	h.addr = 0x100000 + 64;
+	init_completion(&h.done);
+	rl.r = r;
+	init_completion(&rl.done);
+
+	cpu = raw_smp_processor_id();
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu)),
+			0);
+	mock_defer(test, mem_test_unbind_action, NULL);
+	reader = kthread_create(held_lookup_fn, &h, "netgpu-reader");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, reader);
+	revoker = kthread_create(revoke_lookup_fn, &rl, "netgpu-revoke");
+	if (IS_ERR(revoker)) {
+		kthread_stop(reader);
+		KUNIT_FAIL(test, "kthread_create: %ld", PTR_ERR(revoker));
+		return;
+	}
+	kthread_bind(reader, cpumask_any_but(cpu_online_mask, cpu));
+	kthread_bind(revoker, cpu);
+
+	WRITE_ONCE(tprov_dma_hold, true);
+	tprov_dma_entered = &entered;
+	wake_up_process(reader);
+	if (!mem_wait(test, &entered)) {
+		WRITE_ONCE(tprov_dma_hold, false);
+		tprov_dma_entered = NULL;
+		kthread_stop(revoker);
+		return;
+	}
+	tprov_dma_entered = NULL;
+
+	wake_up_process(revoker);
+	early = wait_for_completion_timeout(&rl.done, HZ / 2);
+	unmapped = atomic_read(&tprov_maps) != maps;
+	WRITE_ONCE(tprov_dma_hold, false);
+	if (!mem_wait(test, &h.done) || (!early && !mem_wait(test, &rl.done)))
+		return;
+
+	KUNIT_EXPECT_FALSE(test, early);
+	KUNIT_EXPECT_FALSE(test, unmapped);
+	KUNIT_EXPECT_EQ(test, h.err, 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_maps), maps - 1);
+	rcu_read_lock();
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_lookup(h.mc, h.addr, &loc),
+			-EFAULT);
+	rcu_read_unlock();
+}
+
+/* An attach whose publication fails after a reader found its first page. */
+static struct {
+	unsigned long		fail_index;
+	struct task_struct	*reader;
+	struct completion	*entered;
+	bool			woken;
+	bool			timed_out;
+} attach_hold;
+
+static int attach_store_holding(struct netgpu_memctx *mc, unsigned long index,
+				struct netgpu_mem_att *att)
+{
+	if (index != attach_hold.fail_index)
+		return xa_err(xa_store(&mc->xa, index, att, GFP_KERNEL));
+	/* The first page is published: let the reader find it, then fail. */
+	attach_hold.woken = true;
+	wake_up_process(attach_hold.reader);
+	if (!wait_for_completion_timeout(attach_hold.entered, 30 * HZ))
+		attach_hold.timed_out = true;
+	return -ENOMEM;
+}
+
+struct attach_thread {
+	struct kunit		*test;
+	struct netgpu_memctx	*mc;
+	struct netgpu_region	*r;
+	int			err;
+	struct completion	done;
+};
+
+static int attach_thread_fn(void *data)
+{
+	struct attach_thread *a = data;
+
+	/* The case's static stubs apply to the threads it makes. */
+	current->kunit_test = a->test;
+	a->err = netgpu_memctx_attach(a->mc, a->r);
+	current->kunit_test = NULL;
+	complete(&a->done);
+	return 0;
+}
+
+/*
+ * An attach that fails after publishing part of the region waits for
+ * the lookups that found that part: the store of the second page fails
+ * (a static stub) once a reader on another CPU found the first and is
+ * held inside the provider's dma op with the new map; half a second
+ * later the attach has not returned and the map is still mapped; it
+ * returns -ENOMEM, unmapped, once the reader leaves its RCU read
+ * section.
+ *
+ * Kills the mutant that deletes the synchronize_rcu() of
+ * netgpu_memctx_attach()'s error path: the map is then unmapped and the
+ * attachment freed under the reader, and the attach returns at once.
+ * netgpu_mem_test_attach_publish_fails runs no reader.
+ */
+static void netgpu_mem_test_attach_fail_waits_for_lookup(struct kunit *test)
+{
+	DECLARE_COMPLETION_ONSTACK(entered);
+	struct mem_fix *f = test->priv;
+	struct task_struct *attacher;
+	struct attach_thread a = {};
+	struct held_lookup h = {};
+	struct netgpu_mem_loc loc;
+	struct netgpu_region *r;
+	unsigned int cpu;
+	bool early, unmapped;
+	int maps;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "Test requires: 2 CPUs");
+	tprov_register(test);
+	r = mock_region_get(test, f->mem, tprov_add_region(test, 0x300000,
+							   2 * PAGE_SIZE));
+	h.mc = mock_memctx(test, f->dev[0]);
+	h.addr = 0x300000 + 64;
+	init_completion(&h.done);
+	a.test = test;
+	a.mc = h.mc;
+	a.r = r;
+	init_completion(&a.done);
+	maps = atomic_read(&tprov_maps);
+
+	cpu = raw_smp_processor_id();
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu)),
+			0);
+	mock_defer(test, mem_test_unbind_action, NULL);
+	attach_hold.reader = kthread_create(held_lookup_fn, &h,
+					    "netgpu-reader");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, attach_hold.reader);
+	attacher = kthread_create(attach_thread_fn, &a, "netgpu-attach");
+	if (IS_ERR(attacher)) {
+		kthread_stop(attach_hold.reader);
+		KUNIT_FAIL(test, "kthread_create: %ld", PTR_ERR(attacher));
+		return;
+	}
+	kthread_bind(attach_hold.reader, cpumask_any_but(cpu_online_mask, cpu));
+	kthread_bind(attacher, cpu);
+
+	attach_hold.fail_index = (0x300000 >> PAGE_SHIFT) + 1;
+	attach_hold.entered = &entered;
+	attach_hold.woken = false;
+	attach_hold.timed_out = false;
+	kunit_activate_static_stub(test, netgpu_memctx_store,
+				   attach_store_holding);
+	WRITE_ONCE(tprov_dma_hold, true);
+	tprov_dma_entered = &entered;
+	wake_up_process(attacher);
+	/* The reader enters, then the attach fails and should wait. */
+	early = wait_for_completion_timeout(&a.done, HZ);
+	unmapped = atomic_read(&tprov_maps) != maps + 1;
+	WRITE_ONCE(tprov_dma_hold, false);
+	if (!early && !mem_wait(test, &a.done))
+		return;
+	tprov_dma_entered = NULL;
+	kunit_deactivate_static_stub(test, netgpu_memctx_store);
+	if (!attach_hold.woken) {
+		kthread_stop(attach_hold.reader);
+		KUNIT_FAIL(test, "the attach never reached its second page");
+		return;
+	}
+	if (!mem_wait(test, &h.done))
+		return;
+
+	KUNIT_EXPECT_FALSE(test, attach_hold.timed_out);
+	KUNIT_EXPECT_FALSE(test, early);
+	KUNIT_EXPECT_FALSE(test, unmapped);
+	KUNIT_EXPECT_EQ(test, h.err, 0);
+	KUNIT_EXPECT_EQ(test, a.err, -ENOMEM);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tprov_maps), maps);
+	rcu_read_lock();
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_lookup(h.mc, h.addr, &loc),
+			-EFAULT);
+	rcu_read_unlock();
+	/* Nothing left behind: it attaches. */
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(h.mc, r), 0);
+}
+
 /* ----- Buffers in flight ----- */
 
 /*
@@ -2114,6 +2348,8 @@ static struct kunit_case mem_test_cases[] = {
 	KUNIT_CASE(netgpu_mem_test_revoke_waits_for_revoke),
 	KUNIT_CASE(netgpu_mem_test_last_put_bh),
 	KUNIT_CASE(netgpu_mem_test_detach_waits_for_lookup),
+	KUNIT_CASE(netgpu_mem_test_revoke_waits_for_lookup),
+	KUNIT_CASE(netgpu_mem_test_attach_fail_waits_for_lookup),
 	KUNIT_CASE(netgpu_mem_test_unmap_waits_for_inflight),
 	KUNIT_CASE(netgpu_mem_test_bad_region_refused),
 	KUNIT_CASE(netgpu_mem_test_last_put_irqs_off),

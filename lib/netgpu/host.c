@@ -67,6 +67,23 @@ to_host_map(const struct netgpu_dmamap *map)
 	return container_of(map, struct netgpu_host_map, map);
 }
 
+/**
+ * netgpu_host_account_window() - between the read of a charge and its store
+ * @user: the user being charged
+ *
+ * Does nothing.  netgpu_host_account() calls it after it read and checked
+ * @user's locked_vm and before its compare-and-exchange, so that a KUnit
+ * case can charge @user there as another task would
+ * (kunit_activate_static_stub()) and see the exchange fail and retry.
+ *
+ * Context: Process context.
+ */
+VISIBLE_IF_KUNIT void netgpu_host_account_window(struct user_struct *user)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_host_account_window, user);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_host_account_window);
+
 /* Charge @nr_pages to @user against the caller's RLIMIT_MEMLOCK. */
 static int netgpu_host_account(struct user_struct *user,
 			       unsigned long nr_pages)
@@ -78,6 +95,7 @@ static int netgpu_host_account(struct user_struct *user,
 	do {
 		if (check_add_overflow(cur, nr_pages, &new) || new > limit)
 			return -ENOMEM;
+		netgpu_host_account_window(user);
 	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
 	return 0;
 }

@@ -40,6 +40,7 @@ int netgpu_memctx_store(struct netgpu_memctx *mc, unsigned long index,
 void netgpu_memctx_revoke_done(struct netgpu_memctx *mc);
 dma_addr_t netgpu_host_map_page(struct device *dev, struct page *page);
 void netgpu_host_unmap_page(struct device *dev, dma_addr_t dma);
+void netgpu_host_account_window(struct user_struct *user);
 void netgpu_mem_flush(void);
 #endif
 
