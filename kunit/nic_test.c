@@ -4442,6 +4442,614 @@ static void netgpu_sock_test_accounting(struct kunit *test)
 	netgpu_region_put(r);
 }
 
+/* ===== The user-reference race, held open (review 2, mutant 5) ===== */
+
+static struct {
+	struct netgpu_ifq	*ifq;
+	int			calls;
+	int			stolen;
+} sock_uref_race;
+
+/* The scrub, inside netgpu_niov_put_uref()'s window (no lock held). */
+static void sock_uref_window_scrub(struct netgpu_niov *n)
+{
+	if (!sock_uref_race.calls++)
+		netgpu_ifq_scrub(sock_uref_race.ifq);
+}
+
+/*
+ * The scrub's exchange, inside the window of the fill path, which holds
+ * the fill lock the scrub itself would take: the case gives what it
+ * took to the real scrub afterwards.
+ */
+static void sock_uref_window_steal(struct netgpu_niov *n)
+{
+	if (!sock_uref_race.calls++)
+		sock_uref_race.stolen = atomic_xchg(&n->uref, 0);
+}
+
+/* Every buffer of @ifq's first area in no pool, held by nobody. */
+static void sock_expect_all_free(struct kunit *test, struct netgpu_ifq *ifq)
+{
+	u32 i;
+
+	for (i = 0; i < ifq->areas[0].nr; i++) {
+		struct netgpu_niov *n = &ifq->areas[0].niovs[i];
+
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&n->uref), 0, "buf %u",
+				    i);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    atomic_long_read(&n->niov.pp_ref_count), 0,
+				    "buf %u", i);
+	}
+	KUNIT_EXPECT_EQ(test, nic_free_count(ifq), ifq->areas[0].nr);
+}
+
+/*
+ * A copy whose skb turns out short gives its buffer back
+ * (netgpu_ifq_rx_copy()'s error path), and the scrub takes the user
+ * reference between netgpu_niov_put_uref()'s read and its
+ * compare-and-exchange (a static stub in that window runs the real
+ * scrub): the exchange fails, the retry finds no reference, and the
+ * buffer goes back to the free list once (the scrub's), its counts at
+ * zero.
+ *
+ * Kills the test-then-decrement mutant of netgpu_niov_put_uref()
+ * ("if (!atomic_read(&n->uref)) return false; atomic_dec(&n->uref);"):
+ * the count goes to -1 and the copy path drops a page_pool reference
+ * the scrub already dropped (the io_uring zcrx double return).
+ */
+static void netgpu_sock_test_uref_race_copy(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	u8 *data = sock_pattern(test, 30, 3);
+	struct netgpu_rx_desc d = {};
+	struct sk_buff *skb;
+
+	skb = sock_plain_skb(test, data, 10, 20);
+	sock_uref_race.ifq = ifq;
+	sock_uref_race.calls = 0;
+	kunit_activate_static_stub(test, netgpu_niov_uref_window,
+				   sock_uref_window_scrub);
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_rx_copy(ifq, skb, 0, 100, &d),
+			-EFAULT);
+	kunit_deactivate_static_stub(test, netgpu_niov_uref_window);
+	kfree_skb(skb);
+
+	KUNIT_EXPECT_EQ(test, sock_uref_race.calls, 1);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.scrubbed, 1);
+	sock_expect_all_free(test, ifq);
+}
+
+/*
+ * The same race on the fill path: user space gives a buffer back, and
+ * between the refill's read of its user reference and the exchange the
+ * scrub takes it (the stub makes the scrub's atomic_xchg(), under the
+ * fill lock the path holds).  The entry is refused as a buffer user
+ * space no longer holds (counted in fill_in_nic, not fill_taken), the
+ * count stays at zero, the user's page_pool reference is left for the
+ * scrub, which then drops it: the pool gets the buffer back once.
+ *
+ * Kills the same mutant: the entry is then taken (taken 1) with the
+ * count at -1.
+ */
+static void netgpu_sock_test_uref_race_fill(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, PP_ALLOC_CACHE_REFILL);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct netgpu_niov *n;
+	netmem_ref nm, again;
+
+	/* One buffer out, the others in the pool's cache. */
+	nm = mock_nic_alloc(pp);
+	KUNIT_ASSERT_TRUE(test, nic_some(nm));
+	n = netgpu_niov_from_netmem(nm);
+	nic_give_user(pp, nm);
+	mock_nic_fill(ifq, nic_addr(nm));
+
+	sock_uref_race.calls = 0;
+	sock_uref_race.stolen = 0;
+	kunit_activate_static_stub(test, netgpu_niov_uref_window,
+				   sock_uref_window_steal);
+	again = nic_refill_one(test, pp);
+	kunit_deactivate_static_stub(test, netgpu_niov_uref_window);
+	KUNIT_EXPECT_EQ(test, sock_uref_race.calls, 1);
+	KUNIT_EXPECT_EQ(test, sock_uref_race.stolen, 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&n->uref), 0);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 0);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.in_nic, 1);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&n->niov.pp_ref_count), 1);
+	KUNIT_EXPECT_FALSE(test, again == nm);
+	if (nic_some(again)) {
+		local_bh_disable();
+		page_pool_put_full_netmem(pp, again, true); /* the cache again */
+		local_bh_enable();
+	}
+
+	/* What the scrub took, it drops: the buffer is the pool's again. */
+	atomic_set(&n->uref, sock_uref_race.stolen);
+	netgpu_ifq_scrub(ifq);
+	KUNIT_EXPECT_EQ(test, atomic_read(&n->uref), 0);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.scrubbed, 1);
+	nic_pool_done(test, ifq, pp);
+}
+
+/* ===== The queue files' ioctls, and their counters ===== */
+
+/* An ioctl on @file, as a process makes it. */
+static long sock_ioctl(struct file *file, unsigned int cmd, void __user *u)
+{
+	return file->f_op->unlocked_ioctl(file, cmd, (unsigned long)u);
+}
+
+/* @cmd with its argument size replaced by @size. */
+static unsigned int sock_cmd_size(unsigned int cmd, unsigned int size)
+{
+	return _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd), size);
+}
+
+/* @arg into user memory @u, then the ioctl. */
+static long sock_ioctl_arg(struct kunit *test, struct file *file,
+			   unsigned int cmd, void __user *u, const void *arg,
+			   size_t size)
+{
+	KUNIT_ASSERT_EQ(test, copy_to_user(u, arg, size), 0);
+	return sock_ioctl(file, cmd, u);
+}
+
+/* The three kinds of file descriptor GET_STATS works on. */
+enum sock_fd_kind { SOCK_FD_CTX, SOCK_FD_IFQ, SOCK_FD_SOCKQ };
+
+struct sock_fds {
+	struct netgpu_ctx	*ctx;
+	struct file		*qfile;
+	struct file		*sqfile;
+};
+
+static long sock_fd_ioctl(struct sock_fds *fds, enum sock_fd_kind kind,
+			  unsigned int cmd, void __user *u)
+{
+	switch (kind) {
+	case SOCK_FD_CTX:
+		return netgpu_ctx_ioctl_user(fds->ctx, cmd, u);
+	case SOCK_FD_IFQ:
+		return sock_ioctl(fds->qfile, cmd, u);
+	default:
+		return sock_ioctl(fds->sqfile, cmd, u);
+	}
+}
+
+/* GET_STATS on @kind's descriptor, through user memory @u. */
+static void sock_stats(struct kunit *test, struct sock_fds *fds,
+		       enum sock_fd_kind kind, void __user *u,
+		       struct netgpu_stats *st)
+{
+	KUNIT_ASSERT_EQ(test, clear_user(u, sizeof(*st)), 0);
+	KUNIT_ASSERT_EQ(test, sock_fd_ioctl(fds, kind, NETGPU_IOCTL_GET_STATS,
+					    u), 0);
+	KUNIT_ASSERT_EQ(test, copy_from_user(st, u, sizeof(*st)), 0);
+}
+
+/*
+ * GET_STATS's size checks, the same on each kind of descriptor: below
+ * the first version -EINVAL; exactly the first version writes those
+ * 104 bytes and nothing past them; a newer user space's bigger struct
+ * gets zeroes past ours and nothing past its own size; no memory
+ * -EFAULT.
+ */
+static void sock_expect_stats_sizes(struct kunit *test, struct sock_fds *fds,
+				    enum sock_fd_kind kind, void __user *u)
+{
+	u8 buf[sizeof(struct netgpu_stats) + 16];
+	unsigned int cmd;
+
+	memset(buf, 0xff, sizeof(buf));
+	KUNIT_ASSERT_EQ(test, copy_to_user(u, buf, sizeof(buf)), 0);
+	cmd = sock_cmd_size(NETGPU_IOCTL_GET_STATS, NETGPU_STATS_SIZE_VER0 - 1);
+	KUNIT_EXPECT_EQ_MSG(test, sock_fd_ioctl(fds, kind, cmd, u), -EINVAL,
+			    "fd kind %d", kind);
+	cmd = sock_cmd_size(NETGPU_IOCTL_GET_STATS, 0);
+	KUNIT_EXPECT_EQ_MSG(test, sock_fd_ioctl(fds, kind, cmd, u), -EINVAL,
+			    "fd kind %d", kind);
+	KUNIT_ASSERT_EQ(test, copy_from_user(buf, u, sizeof(buf)), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf, 0xff, sizeof(buf)));
+
+	cmd = sock_cmd_size(NETGPU_IOCTL_GET_STATS, NETGPU_STATS_SIZE_VER0);
+	KUNIT_EXPECT_EQ_MSG(test, sock_fd_ioctl(fds, kind, cmd, u), 0,
+			    "fd kind %d", kind);
+	KUNIT_ASSERT_EQ(test, copy_from_user(buf, u, sizeof(buf)), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf + NETGPU_STATS_SIZE_VER0, 0xff,
+					    sizeof(buf) -
+					    NETGPU_STATS_SIZE_VER0));
+
+	memset(buf, 0xff, sizeof(buf));
+	KUNIT_ASSERT_EQ(test, copy_to_user(u, buf, sizeof(buf)), 0);
+	cmd = sock_cmd_size(NETGPU_IOCTL_GET_STATS, sizeof(buf) - 8);
+	KUNIT_EXPECT_EQ_MSG(test, sock_fd_ioctl(fds, kind, cmd, u), 0,
+			    "fd kind %d", kind);
+	KUNIT_ASSERT_EQ(test, copy_from_user(buf, u, sizeof(buf)), 0);
+	KUNIT_EXPECT_TRUE(test,
+			  !memchr_inv(buf + sizeof(struct netgpu_stats), 0,
+				      sizeof(buf) - 8 -
+				      sizeof(struct netgpu_stats)));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf + sizeof(buf) - 8, 0xff, 8));
+
+	KUNIT_EXPECT_EQ_MSG(test, sock_fd_ioctl(fds, kind,
+						NETGPU_IOCTL_GET_STATS, NULL),
+			    -EFAULT, "fd kind %d", kind);
+}
+
+/*
+ * NETGPU_SOCKQ_IOCTL_RECV's argument checks, each with its errno and
+ * each with NETGPU_RECV_NONBLOCK and no data queued, so that a check
+ * missing shows as -EAGAIN rather than a wait: a size below the first
+ * version -EINVAL, an unknown tail -E2BIG (a zero one accepted), an
+ * unknown flag and every output or reserved field set -EINVAL, no
+ * memory -EFAULT.
+ */
+static void sock_expect_recv_refusals(struct kunit *test, struct file *sqfile,
+				      void __user *u)
+{
+	const struct netgpu_recv ok = { .flags = NETGPU_RECV_NONBLOCK };
+	u8 big[sizeof(struct netgpu_recv) + 8] = {};
+	struct netgpu_recv bad;
+	unsigned int cmd = NETGPU_SOCKQ_IOCTL_RECV;
+	int i;
+
+	BUILD_BUG_ON(sizeof(ok) != NETGPU_RECV_SIZE_VER0);
+	KUNIT_EXPECT_EQ(test, sock_ioctl_arg(test, sqfile, cmd, u, &ok,
+					     sizeof(ok)), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, sock_ioctl_arg(test, sqfile,
+					     sock_cmd_size(cmd, sizeof(ok) - 1),
+					     u, &ok, sizeof(ok)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sock_ioctl_arg(test, sqfile,
+					     sock_cmd_size(cmd, 0), u, &ok,
+					     sizeof(ok)), -EINVAL);
+	memcpy(big, &ok, sizeof(ok));
+	KUNIT_EXPECT_EQ(test, sock_ioctl_arg(test, sqfile,
+					     sock_cmd_size(cmd, sizeof(big)),
+					     u, big, sizeof(big)), -EAGAIN);
+	big[sizeof(big) - 1] = 1;
+	KUNIT_EXPECT_EQ(test, sock_ioctl_arg(test, sqfile,
+					     sock_cmd_size(cmd, sizeof(big)),
+					     u, big, sizeof(big)), -E2BIG);
+
+	for (i = 0; i < 7; i++) {
+		bad = ok;
+		switch (i) {
+		case 0:
+			bad.flags |= 2;
+			break;
+		case 1:
+			bad.flags |= 1U << 31;
+			break;
+		case 2:
+			bad.status = NETGPU_RECV_EOF;
+			break;
+		case 3:
+			bad.descs = 1;
+			break;
+		case 4:
+			bad.copies = 1;
+			break;
+		case 5:
+			bad.bytes = 1ULL << 40;
+			break;
+		case 6:
+			bad.resv[1] = 1;
+			break;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, sock_ioctl_arg(test, sqfile, cmd, u,
+							 &bad, sizeof(bad)),
+				    -EINVAL, "field %d", i);
+	}
+	bad = ok;
+	bad.resv[0] = 1;
+	KUNIT_EXPECT_EQ(test, sock_ioctl_arg(test, sqfile, cmd, u, &bad,
+					     sizeof(bad)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sock_ioctl(sqfile, cmd, NULL), -EFAULT);
+}
+
+/* A command of no file, or of another kind of file: -ENOTTY. */
+static void sock_expect_wrong_kind(struct kunit *test, struct sock_fds *fds,
+				   void __user *u)
+{
+	const struct netgpu_recv ok = { .flags = NETGPU_RECV_NONBLOCK };
+	unsigned int recv = NETGPU_SOCKQ_IOCTL_RECV;
+
+	KUNIT_ASSERT_EQ(test, copy_to_user(u, &ok, sizeof(ok)), 0);
+	/* RECV on the context and the interface queue. */
+	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_CTX, recv, u),
+			-ENOTTY);
+	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_IFQ, recv, u),
+			-ENOTTY);
+	/* The context's and the memory area's commands on the queues. */
+	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_SOCKQ,
+					    NETGPU_CTX_IOCTL_BIND_QUEUE, u),
+			-ENOTTY);
+	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_IFQ,
+					    NETGPU_CTX_IOCTL_ATTACH_SOCKET, u),
+			-ENOTTY);
+	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_SOCKQ,
+					    NETGPU_MEM_IOCTL_ADD_REGION, u),
+			-ENOTTY);
+	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_IFQ,
+					    NETGPU_MEM_IOCTL_REMOVE_REGION, u),
+			-ENOTTY);
+	/* Unknown numbers, another type, another direction. */
+	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_SOCKQ, 0, u),
+			-ENOTTY);
+	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_IFQ, 0, u), -ENOTTY);
+	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_SOCKQ,
+					    _IOWR(NETGPU_IOCTL_TYPE, 0x31,
+						  struct netgpu_recv), u),
+			-ENOTTY);
+	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_SOCKQ,
+					    _IOWR('X', 0x30,
+						  struct netgpu_recv), u),
+			-ENOTTY);
+	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_SOCKQ,
+					    _IOR(NETGPU_IOCTL_TYPE, 0x30,
+						 struct netgpu_recv), u),
+			-ENOTTY);
+	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_IFQ,
+					    _IOW(NETGPU_IOCTL_TYPE, 0x20,
+						 struct netgpu_stats), u),
+			-ENOTTY);
+}
+
+/* The rx ring as user space maps it: header, then the entries. */
+struct sock_uring {
+	unsigned long	addr;
+	size_t		size;
+	u32		entries;
+};
+
+static u32 sock_uring_get(struct kunit *test, struct sock_uring *ur,
+			  size_t off)
+{
+	u32 v = 0;
+
+	KUNIT_EXPECT_EQ(test, get_user(v, (u32 __user *)(ur->addr + off)), 0);
+	return v;
+}
+
+static void sock_uring_set_cons(struct kunit *test, struct sock_uring *ur,
+				u32 cons)
+{
+	KUNIT_EXPECT_EQ(test, put_user(cons, (u32 __user *)
+				       (ur->addr +
+					offsetof(struct netgpu_ring, cons))),
+			0);
+}
+
+static struct netgpu_rx_desc sock_uring_desc(struct kunit *test,
+					     struct sock_uring *ur, u32 i)
+{
+	struct netgpu_rx_desc d = {};
+	unsigned long at = ur->addr + sizeof(struct netgpu_ring) +
+			   (i & (ur->entries - 1)) * sizeof(d);
+
+	KUNIT_EXPECT_EQ(test, copy_from_user(&d, (void __user *)at,
+					     sizeof(d)), 0);
+	return d;
+}
+
+/*
+ * The queue files' ioctls and their counters, on a context bound on the
+ * mock NIC (a host region of 8 buffers) with a TCP socket attached, the
+ * rx ring mapped into the case's mm and read as user space reads it:
+ *
+ * - RECV's argument checks and GET_STATS's size checks on each kind of
+ *   descriptor, each with its errno, and -ENOTTY for a command of no
+ *   file or of another kind of file;
+ * - 2 pages + 300 bytes sent over loopback (ordinary memory, so copied
+ *   into host buffers), received with RECV: what RECV writes back (descs,
+ *   copies, bytes) is what the ring holds; bufs_rx_ring is prod - cons
+ *   as the case reads them, and at most the ring's size whatever user
+ *   space writes to cons; the socket queue's rx_descs is the number of
+ *   descriptors read off the ring, rx_bytes and rx_copied the bytes
+ *   sent (the data itself checked); the interface queue's bufs_user is
+ *   the buffers the descriptors named, its fill_taken the buffers given
+ *   back; each descriptor kind reports its own fields only, and the
+ *   context the sums of both;
+ * - the accounting (netgpu_ctx_account(), and its debugfs line) against
+ *   these counters: descs against rx_descs, returned against
+ *   fill_taken, free against bufs_cache, total against the sum of the
+ *   gauges, pool and copies against the buffers not free.
+ *
+ * Kills (review 2, tests.md 5, mutants 10 and 11): deleting RECV's
+ * zero-field check, "<" to "<=" on GET_STATS's size (dev.c, each kind),
+ * deleting or swapping the atomic64_add()s of sock.c's descs and bytes,
+ * dropping the min() of bufs_rx_ring.
+ */
+static void netgpu_sock_test_queue_ioctls(struct kunit *test)
+{
+	const size_t len = 2 * PAGE_SIZE + 300;
+	struct netgpu_queue_geom rx = {
+		.entries = 64, .entry_size = sizeof(struct netgpu_rx_desc),
+	};
+	struct nic_fix *f = test->priv;
+	struct netgpu_stats sst, ist, cst;
+	struct sock_uring ur = {};
+	struct sock_fds fds = {};
+	struct netgpu_account a;
+	struct netgpu_region *r;
+	struct netgpu_mem *mem;
+	struct netgpu_ifq *ifq;
+	struct file *tcp;
+	struct socket *cli;
+	netmem_ref got[8];
+	u64 given[8];
+	u64 bytes = 0, nr_descs = 0, copied = 0;
+	u32 prod, cons = 0, i;
+	void __user *u;
+	u8 *data;
+	int id, fd, n, pass, nr_given = 0;
+
+	if (!current->files)
+		kunit_skip(test, "Test requires: a file table");
+	data = sock_pattern(test, len, 21);
+	u = (void __user *)kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
+					 PROT_READ | PROT_WRITE,
+					 MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NOT_NULL(test, u);
+	fds.qfile = sock_ctx_bound(test, f, &fds.ctx, &mem, &r, &id);
+	ifq = f->nic->pp->mp_priv;
+
+	tcp = sock_pair(test, &cli);
+	WRITE_ONCE(sock_from_file(tcp)->sk->sk_rcvtimeo, 10 * HZ);
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	KUNIT_ASSERT_GE(test, fd, 0);
+	get_file(tcp);
+	fd_install(fd, tcp);
+	fds.sqfile = netgpu_ctx_attach_socket(fds.ctx, fd, &rx);
+	close_fd(fd);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, fds.sqfile);
+	ur.entries = rx.entries;
+	ur.size = rx.mmap_size;
+	ur.addr = vm_mmap(fds.sqfile, 0, ur.size, PROT_READ | PROT_WRITE,
+			  MAP_SHARED, rx.mmap_offset);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(ur.addr));
+
+	/* Refusals, with nothing queued. */
+	sock_expect_recv_refusals(test, fds.sqfile, u);
+	sock_expect_wrong_kind(test, &fds, u);
+	sock_expect_stats_sizes(test, &fds, SOCK_FD_CTX, u);
+	sock_expect_stats_sizes(test, &fds, SOCK_FD_IFQ, u);
+	sock_expect_stats_sizes(test, &fds, SOCK_FD_SOCKQ, u);
+	sock_stats(test, &fds, SOCK_FD_SOCKQ, u, &sst);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(&sst, 0, sizeof(sst)));
+
+	/* The stream, read with RECV until every byte is described. */
+	sock_send(test, cli, data, len, 0);
+	for (pass = 0; bytes < len && pass < 16; pass++) {
+		struct netgpu_recv rv = {};
+		u64 pass_bytes = 0;
+		u32 pass_descs;
+
+		KUNIT_ASSERT_EQ(test, sock_ioctl_arg(test, fds.sqfile,
+						     NETGPU_SOCKQ_IOCTL_RECV, u,
+						     &rv, sizeof(rv)), 0);
+		KUNIT_ASSERT_EQ(test, copy_from_user(&rv, u, sizeof(rv)), 0);
+		prod = sock_uring_get(test, &ur, offsetof(struct netgpu_ring,
+							  prod));
+		pass_descs = prod - cons;
+		KUNIT_EXPECT_EQ(test, rv.descs, pass_descs);
+		KUNIT_EXPECT_EQ(test, rv.copies, pass_descs);
+		KUNIT_EXPECT_EQ(test, rv.flags, 0);
+		KUNIT_EXPECT_TRUE(test, !memchr_inv(rv.resv, 0,
+						    sizeof(rv.resv)));
+		KUNIT_EXPECT_EQ(test, rv.status & ~NETGPU_RECV_NO_BUFFERS, 0);
+
+		/* Descriptors not consumed: prod - cons, as read here. */
+		sock_stats(test, &fds, SOCK_FD_SOCKQ, u, &sst);
+		KUNIT_EXPECT_EQ(test, sst.bufs_rx_ring, pass_descs);
+		/* User space writes anything to cons: at most the ring. */
+		sock_uring_set_cons(test, &ur, prod + 1000);
+		sock_stats(test, &fds, SOCK_FD_SOCKQ, u, &sst);
+		KUNIT_EXPECT_EQ(test, sst.bufs_rx_ring, ur.entries);
+		sock_uring_set_cons(test, &ur, cons);
+
+		for (; cons != prod; cons++) {
+			struct netgpu_rx_desc d = sock_uring_desc(test, &ur,
+								  cons);
+
+			KUNIT_EXPECT_EQ(test, d.flags, NETGPU_RX_DESC_COPY);
+			KUNIT_ASSERT_LE(test, bytes + d.len, len);
+			sock_expect_user(test, d.addr, data + bytes, d.len);
+			bytes += d.len;
+			pass_bytes += d.len;
+			copied += d.len;
+			nr_descs++;
+			if (nr_given < ARRAY_SIZE(given))
+				given[nr_given++] = ALIGN_DOWN(d.addr,
+							       PAGE_SIZE);
+		}
+		KUNIT_EXPECT_EQ(test, rv.bytes, pass_bytes);
+		sock_uring_set_cons(test, &ur, cons);
+		sock_stats(test, &fds, SOCK_FD_SOCKQ, u, &sst);
+		KUNIT_EXPECT_EQ(test, sst.bufs_rx_ring, 0);
+		if (rv.status & NETGPU_RECV_NO_BUFFERS) {
+			KUNIT_FAIL(test, "8 buffers for %zu bytes", len);
+			break;
+		}
+	}
+	KUNIT_EXPECT_EQ(test, bytes, len);
+
+	/* The socket queue's counters: what the case sent and read. */
+	sock_stats(test, &fds, SOCK_FD_SOCKQ, u, &sst);
+	KUNIT_EXPECT_EQ(test, sst.rx_descs, nr_descs);
+	KUNIT_EXPECT_EQ(test, sst.rx_bytes, len);
+	KUNIT_EXPECT_EQ(test, sst.rx_copied, copied);
+	KUNIT_EXPECT_EQ(test, sst.rx_copied, len);
+	KUNIT_EXPECT_EQ(test, sst.rx_refused, 0);
+	KUNIT_EXPECT_EQ(test, sst.bufs_rx_ring, 0);
+	KUNIT_EXPECT_EQ(test, sst.fill_taken + sst.bufs_cache + sst.bufs_nic +
+			sst.bufs_stack + sst.bufs_user, 0);
+
+	/* The interface queue's: a buffer per copy, none given back yet. */
+	sock_stats(test, &fds, SOCK_FD_IFQ, u, &ist);
+	KUNIT_EXPECT_EQ(test, ist.bufs_user, nr_descs);
+	KUNIT_EXPECT_EQ(test, ist.bufs_cache, 8 - nr_descs);
+	KUNIT_EXPECT_EQ(test, ist.fill_taken, 0);
+	KUNIT_EXPECT_EQ(test, ist.rx_descs + ist.rx_bytes + ist.rx_copied +
+			ist.rx_refused + ist.bufs_rx_ring, 0);
+
+	/* Half of them given back through the fill ring, and refilled. */
+	nr_given = min_t(int, nr_given, nr_descs) / 2 ?: 1;
+	for (i = 0; i < nr_given; i++)
+		mock_nic_fill(ifq, given[i]);
+	n = sock_drain(f->nic->pp, got, ARRAY_SIZE(got));
+	sock_put_all(f->nic->pp, got, n);
+
+	sock_stats(test, &fds, SOCK_FD_IFQ, u, &ist);
+	sock_stats(test, &fds, SOCK_FD_SOCKQ, u, &sst);
+	sock_stats(test, &fds, SOCK_FD_CTX, u, &cst);
+	KUNIT_EXPECT_EQ(test, ist.fill_taken, nr_given);
+	KUNIT_EXPECT_EQ(test, ist.bufs_user, nr_descs - nr_given);
+	KUNIT_EXPECT_EQ(test, ist.bufs_cache + ist.bufs_nic + ist.bufs_stack +
+			ist.bufs_user, 8);
+	KUNIT_EXPECT_EQ(test, ist.fill_unaligned + ist.fill_no_region +
+			ist.fill_never_given + ist.fill_twice + ist.fill_in_nic +
+			ist.fill_in_stack + ist.fill_bad_index, 0);
+
+	/* The context's: the sums of its two queues, field by field. */
+	for (i = 0; i < sizeof(cst) / sizeof(u64); i++)
+		KUNIT_EXPECT_EQ_MSG(test, ((u64 *)&cst)[i],
+				    ((u64 *)&ist)[i] + ((u64 *)&sst)[i],
+				    "field %u", i);
+	KUNIT_EXPECT_EQ(test, cst.rx_descs, nr_descs);
+	KUNIT_EXPECT_EQ(test, cst.rx_bytes, len);
+
+	/* The accounting, against the counters it is computed from. */
+	netgpu_ctx_account(fds.ctx, &a);
+	KUNIT_EXPECT_EQ(test, a.descs, cst.rx_descs);
+	KUNIT_EXPECT_EQ(test, a.returned, cst.fill_taken);
+	KUNIT_EXPECT_EQ(test, a.free, cst.bufs_cache);
+	KUNIT_EXPECT_EQ(test, a.total, cst.bufs_cache + cst.bufs_nic +
+			cst.bufs_stack + cst.bufs_user);
+	KUNIT_EXPECT_EQ(test, a.pool + a.copies,
+			cst.bufs_nic + cst.bufs_stack + cst.bufs_user);
+	/* One reference per copy: the buffers user space holds. */
+	KUNIT_EXPECT_EQ(test, a.urefs, cst.bufs_user);
+	KUNIT_EXPECT_EQ(test, a.outstanding, (s64)cst.bufs_user);
+	KUNIT_EXPECT_EQ(test, a.lost, 0);
+	KUNIT_EXPECT_EQ(test, a.scrubbed, 0);
+	sock_expect_accounting_line(test, &a);
+
+	vm_munmap(ur.addr, ur.size);
+	__fput_sync(fds.sqfile);
+	__fput_sync(fds.qfile);
+	netgpu_ctx_put(fds.ctx);
+	netgpu_mem_close(mem);
+	KUNIT_EXPECT_TRUE(test, sock_close_settled(r));
+	netgpu_region_put(r);
+	__fput_sync(tcp);
+}
+
 static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_frags),
 	KUNIT_CASE(netgpu_sock_test_foreign),
@@ -4476,6 +5084,9 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_copy_provider_fails),
 	KUNIT_CASE(netgpu_sock_test_fail_rx_ring),
 	KUNIT_CASE(netgpu_sock_test_accounting),
+	KUNIT_CASE(netgpu_sock_test_uref_race_copy),
+	KUNIT_CASE(netgpu_sock_test_uref_race_fill),
+	KUNIT_CASE(netgpu_sock_test_queue_ioctls),
 	{}
 };
 

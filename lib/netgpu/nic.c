@@ -10,6 +10,8 @@
  * each named after its mainline counterpart.
  */
 
+#include <kunit/static_stub.h>
+#include <kunit/visibility.h>
 #include <linux/capability.h>
 #include <linux/device.h>
 #include <linux/dma-direction.h>
@@ -149,6 +151,23 @@ void netgpu_niov_get_uref(struct netgpu_niov *n)
 }
 EXPORT_SYMBOL_GPL(netgpu_niov_get_uref);
 
+/**
+ * netgpu_niov_uref_window() - between the read of a user count and its drop
+ * @n: the buffer
+ *
+ * Does nothing.  netgpu_niov_put_uref() calls it after it read a user
+ * reference count that is not zero and before its compare-and-exchange,
+ * so that a KUnit case can take the references there as the scrub does
+ * (kunit_activate_static_stub()) and see the exchange fail.
+ *
+ * Context: Any context; the fill path holds the queue's fill_lock.
+ */
+VISIBLE_IF_KUNIT void netgpu_niov_uref_window(struct netgpu_niov *n)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_niov_uref_window, n);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_niov_uref_window);
+
 /* Drop one user reference; refuse (false) when user space holds none. */
 static bool netgpu_niov_put_uref(struct netgpu_niov *n)
 {
@@ -162,6 +181,7 @@ static bool netgpu_niov_put_uref(struct netgpu_niov *n)
 	do {
 		if (!old)
 			return false;
+		netgpu_niov_uref_window(n);
 	} while (!atomic_try_cmpxchg(&n->uref, &old, old - 1));
 	return true;
 }

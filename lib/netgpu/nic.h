@@ -288,6 +288,10 @@ u64 netgpu_niov_addr(const struct netgpu_niov *n);
 void netgpu_niov_get_uref(struct netgpu_niov *n);
 void netgpu_ifq_set_mp_params(struct netgpu_ifq *ifq,
 			      struct pp_memory_provider_params *p);
+#if IS_ENABLED(CONFIG_KUNIT)
+/* Out of line for KUnit static stubs */
+void netgpu_niov_uref_window(struct netgpu_niov *n);
+#endif
 #else
 /* Without the NIC interface no queue exists: the context's list is empty. */
 static inline void netgpu_ifq_put(struct netgpu_ifq *ifq)
