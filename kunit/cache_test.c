@@ -945,6 +945,37 @@ static void netgpu_cache_test_concurrency(struct kunit *test)
 	KUNIT_EXPECT_GT(test, atomic_long_read(&cc->puts_timer), 0);
 }
 
+/* ----- The caller's bug: a destroy that would lose buffers ----- */
+
+/*
+ * Destroying a cache that holds buffers without a release function
+ * would lose them: a WARNING, and the cache is left as it was (leaked,
+ * rather than freed under its buffers).  Both tiers keep their buffers,
+ * which a destroy with a release function then hands back, once each.
+ *
+ * Kills deleting the early return (the cache is freed, and reading its
+ * tiers afterwards is a use after free KASAN reports) and deleting the
+ * WARN_ON_ONCE() (the expected warning never comes).  The failing side
+ * was excluded from coverage as a class (review 2, tests.md 4.1).
+ */
+static void netgpu_cache_test_destroy_without_release(struct kunit *test)
+{
+	struct cache_fixture *fx = fixture_create(test, 4, 4);
+
+	fx_put_ok(fx, 0, true);
+	fx_put_ok(fx, 1, false);
+	fx_put_ok(fx, 2, false);
+	netgpu_splat_expect(test, NETGPU_SPLAT_WARNING);
+	netgpu_cache_destroy(fx->c, NULL, NULL);
+	KUNIT_EXPECT_EQ(test, fx->c->napi_count, 1);
+	KUNIT_EXPECT_EQ(test, fx->c->any_count, 2);
+	KUNIT_EXPECT_EQ(test, fx_count(fx), 3);
+
+	fixture_destroy(fx);
+	KUNIT_EXPECT_EQ(test, fx->released, 3);
+	KUNIT_EXPECT_EQ(test, fx->in_cache, 0);
+}
+
 static struct kunit_case cache_test_cases[] = {
 	KUNIT_CASE(netgpu_cache_test_create_invalid),
 	KUNIT_CASE(netgpu_cache_test_empty),
@@ -959,6 +990,7 @@ static struct kunit_case cache_test_cases[] = {
 	KUNIT_CASE(netgpu_cache_test_fault_data_path),
 	KUNIT_CASE(netgpu_cache_test_stats),
 	KUNIT_CASE(netgpu_cache_test_concurrency),
+	KUNIT_CASE(netgpu_cache_test_destroy_without_release),
 	{}
 };
 

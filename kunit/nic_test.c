@@ -5050,6 +5050,81 @@ static void netgpu_sock_test_queue_ioctls(struct kunit *test)
 	__fput_sync(tcp);
 }
 
+/* ===== Defensive returns behind warnings (review 2, tests.md 4.1) ===== */
+
+/*
+ * A frag that would reach past its buffer (the pool is order 0: the
+ * caller's bug) is described to nobody: netgpu_ifq_rx_niov() warns and
+ * returns -EFAULT, takes no user reference and leaves the descriptor
+ * alone; one inside the buffer, up to its last byte, is described.
+ *
+ * Kills deleting the guard, or either half of it (a descriptor past the
+ * buffer, with a user reference, would be handed out), and deleting the
+ * WARN_ON_ONCE() (the expected warning never comes).
+ */
+static void netgpu_sock_test_rx_niov_past_buffer(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct netgpu_rx_desc d, zero = {};
+	netmem_ref nm;
+
+	KUNIT_ASSERT_TRUE(test, nic_alloc_into(pp, &nm));
+	netgpu_splat_expect(test, NETGPU_SPLAT_WARNING);
+	memset(&d, 0, sizeof(d));
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_rx_niov(ifq, nm, PAGE_SIZE, 1, &d),
+			-EFAULT);
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_rx_niov(ifq, nm, 100,
+						 PAGE_SIZE - 99, &d), -EFAULT);
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_rx_niov(ifq, nm, 0, PAGE_SIZE + 1,
+						 &d), -EFAULT);
+	KUNIT_EXPECT_EQ(test, memcmp(&d, &zero, sizeof(d)), 0);
+	KUNIT_EXPECT_EQ(test, sock_uref(nm), 0);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&netmem_to_net_iov(nm)->pp_ref_count),
+			1);
+
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_rx_niov(ifq, nm, 100, PAGE_SIZE - 100,
+						 &d), 0);
+	KUNIT_EXPECT_EQ(test, d.addr, nic_addr(nm) + 100);
+	KUNIT_EXPECT_EQ(test, d.len, PAGE_SIZE - 100);
+	KUNIT_EXPECT_EQ(test, sock_uref(nm), 1);
+	page_pool_put_full_netmem(pp, nm, false);
+	netgpu_ifq_scrub(ifq);
+	KUNIT_EXPECT_EQ(test, sock_uref(nm), 0);
+	nic_pool_done(test, ifq, pp);
+}
+
+/*
+ * page_pool asking the provider to release a page, which no pool of a
+ * netgpu queue ever holds (the core's bug): a warning, false (page_pool
+ * then frees the page as its own), and the queue's buffers untouched.
+ *
+ * Kills deleting the WARN_ON_ONCE() test (the page would be taken for a
+ * net_iov: its fields written as one, KASAN or a crash) and returning
+ * true (page_pool would not free the page: kmemleak).
+ */
+static void netgpu_sock_test_release_page(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct page *page;
+	netmem_ref nm;
+	int in_pool;
+
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	in_pool = atomic_read(&ifq->in_pool);
+	netgpu_splat_expect(test, NETGPU_SPLAT_WARNING);
+	nm = page_to_netmem(page);
+	KUNIT_EXPECT_FALSE(test, pp->mp_ops->release_netmem(pp, nm));
+	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), in_pool);
+	KUNIT_EXPECT_EQ(test, nic_free_count(ifq), 8);
+	__free_page(page);
+	nic_pool_done(test, ifq, pp);
+}
+
 static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_frags),
 	KUNIT_CASE(netgpu_sock_test_foreign),
@@ -5087,6 +5162,8 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_uref_race_copy),
 	KUNIT_CASE(netgpu_sock_test_uref_race_fill),
 	KUNIT_CASE(netgpu_sock_test_queue_ioctls),
+	KUNIT_CASE(netgpu_sock_test_rx_niov_past_buffer),
+	KUNIT_CASE(netgpu_sock_test_release_page),
 	{}
 };
 
