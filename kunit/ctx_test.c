@@ -344,11 +344,14 @@ static void ctx_stub_unmap_page(struct device *dev, dma_addr_t dma)
 
 /*
  * The last put of a context with regions attached unmaps them without
- * rtnl_lock (which every rtnetlink user waits for): before, the grace
- * period of each region and every page's unmap ran under it.
+ * rtnl_lock (which every rtnetlink user waits for), and so does the
+ * unregistration of its device, before the device is gone: before, the
+ * grace period of each region and every page's unmap ran under it.
  */
 static void netgpu_ctx_test_free_unmaps_unlocked(struct kunit *test)
 {
+	struct ctx_fix *f = test->priv;
+	struct net_device *dev;
 	struct netgpu_ctx *ctx;
 	int i, id;
 
@@ -369,9 +372,23 @@ static void netgpu_ctx_test_free_unmaps_unlocked(struct kunit *test)
 							       id), 0);
 	}
 	netgpu_ctx_put(ctx);
-	kunit_deactivate_static_stub(test, netgpu_host_unmap_page);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx_unmaps), 4);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx_unmaps_rtnl), 0);
+
+	/* The same at NETDEV_UNREGISTER, before the device is gone. */
+	dev = ctx_netdev(test, &init_net, f->dma_dev, 0);
+	ctx = ctx_new(test);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    dev->ifindex), 0);
+	id = ctx_add_host(ctx_mem(test), ctx_user_mem(test, 2), 2);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test), id),
+			0);
+	ctx_unregister(dev);
+	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_DEAD);
+	KUNIT_EXPECT_NULL(test, ctx->netdev);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx_unmaps), 6);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx_unmaps_rtnl), 0);
+	kunit_deactivate_static_stub(test, netgpu_host_unmap_page);
 }
 
 static void netgpu_ctx_test_attach_dev_twice(struct kunit *test)
@@ -621,6 +638,9 @@ static void netgpu_ctx_test_netns_move(struct kunit *test)
 	err = dev_change_net_namespace(dev, net, "ngctx%d");
 	rtnl_unlock();
 	KUNIT_ASSERT_EQ(test, err, 0);
+	/* Dead at once; the regions go from a work item (not under rtnl). */
+	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_DEAD);
+	flush_work(&ctx->release_work);
 
 	ctx_expect_dead(test, ctx, dev->ifindex, id);
 	KUNIT_EXPECT_TRUE(test, list_empty(&r->atts));

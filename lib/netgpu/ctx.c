@@ -39,7 +39,11 @@ static atomic_t netgpu_ctx_last_id = ATOMIC_INIT(0);
 /* /sys/kernel/debug/netgpu/, for the accounting file. */
 static struct dentry *netgpu_ctx_debugfs;
 
+/* Releases the memory side of contexts whose device went (release_work). */
+static struct workqueue_struct *netgpu_ctx_wq;
+
 static void netgpu_ctx_revoke_work(struct work_struct *work);
+static void netgpu_ctx_release_work(struct work_struct *work);
 
 /**
  * netgpu_ctx_create() - create a context
@@ -64,6 +68,7 @@ struct netgpu_ctx *netgpu_ctx_create(void)
 	INIT_LIST_HEAD(&ctx->binding);
 	INIT_LIST_HEAD(&ctx->sockqs);
 	INIT_WORK(&ctx->revoke_work, netgpu_ctx_revoke_work);
+	INIT_WORK(&ctx->release_work, netgpu_ctx_release_work);
 	return ctx;
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_create);
@@ -166,22 +171,15 @@ static void netgpu_ctx_region_revoked(struct netgpu_memctx *mc)
  * the references its scrub took stay counted in @ctx (the queue itself
  * may live on in a pool, but is no longer the context's).
  */
-static void netgpu_ctx_ifq_gone_locked(struct netgpu_ctx *ctx,
-				       struct netgpu_ifq *ifq)
-{
-	struct netgpu_account a = {};
-
-	lockdep_assert_held(&ctx->lock);
-	netgpu_ifq_account(ifq, &a);
-	ctx->gone_returned += a.returned;
-	ctx->gone_scrubbed += a.scrubbed;
-}
-
 static void netgpu_ctx_ifq_gone(struct netgpu_ctx *ctx,
 				struct netgpu_ifq *ifq)
 {
+	struct netgpu_account a = {};
+
+	netgpu_ifq_account(ifq, &a);
 	mutex_lock(&ctx->lock);
-	netgpu_ctx_ifq_gone_locked(ctx, ifq);
+	ctx->gone_returned += a.returned;
+	ctx->gone_scrubbed += a.scrubbed;
 	mutex_unlock(&ctx->lock);
 }
 
@@ -277,10 +275,15 @@ VISIBLE_IF_KUNIT struct file *netgpu_ctx_ifq_getfile(struct netgpu_ifq_file *qf)
 }
 EXPORT_SYMBOL_IF_KUNIT(netgpu_ctx_ifq_getfile);
 
-/* Bind @ifq (the caller's reference): its file, not yet installed. */
+/*
+ * Bind @ifq (the caller's reference): its file, not yet installed.  An
+ * error after the bind leaves the reference in *@scrub, for the caller
+ * to scrub once it dropped the locks (as closing the file would: a
+ * socket queue of @ctx may have handed buffers out since the bind).
+ */
 static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx,
 					struct netgpu_ifq *ifq, u32 *queue_id,
-					bool any)
+					bool any, struct netgpu_ifq **scrub)
 {
 	struct netgpu_ifq_file *qf;
 	struct file *file;
@@ -316,19 +319,28 @@ static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx,
 	return file;
 
 err_unbind:
-	/*
-	 * As closing the file would: the queue was bound, so a socket
-	 * queue of @ctx may have handed its buffers to user space since;
-	 * without a file nothing would give them back.
-	 */
 	netgpu_ifq_unbind(ifq);
-	netgpu_ifq_scrub(ifq);
-	netgpu_ctx_ifq_gone_locked(ctx, ifq);
+	kfree(qf);
+	*scrub = ifq;
+	return ERR_PTR(err);
 err_free:
 	kfree(qf);
 err_put_ifq:
 	netgpu_ifq_put(ifq);
 	return ERR_PTR(err);
+}
+
+/*
+ * Bound, but no file: what closing it would have done, outside
+ * rtnl_lock (the scrub walks every buffer).  Without the scrub the user
+ * references taken since the bind stayed for ever.
+ */
+static void netgpu_ctx_bind_failed(struct netgpu_ctx *ctx,
+				   struct netgpu_ifq *ifq)
+{
+	netgpu_ifq_scrub(ifq);
+	netgpu_ctx_ifq_gone(ctx, ifq);
+	netgpu_ifq_put(ifq);
 }
 #else
 static struct netgpu_ifq *netgpu_ctx_new_ifq(struct netgpu_ctx *ctx,
@@ -339,19 +351,25 @@ static struct netgpu_ifq *netgpu_ctx_new_ifq(struct netgpu_ctx *ctx,
 
 static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx,
 					struct netgpu_ifq *ifq, u32 *queue_id,
-					bool any)
+					bool any, struct netgpu_ifq **scrub)
 {
 	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static void netgpu_ctx_bind_failed(struct netgpu_ctx *ctx,
+				   struct netgpu_ifq *ifq)
+{
 }
 #endif
 
 /*
- * Undo netgpu_ctx_attach_dev(), leaving the context dead or to be freed.
- * Detaches every region (unmapping them for the device, or retiring their
- * maps until the buffers the device holds come back), then drops the
- * DMA device and the device.
+ * Undo netgpu_ctx_attach_dev()'s memory side, leaving the context dead
+ * or to be freed: detaches every region (unmapping them for the device,
+ * or retiring their maps until the buffers the device holds come back),
+ * then drops the DMA device and the device.  The context is off the
+ * notifier's list and its queues were told the device went (under
+ * rtnl_lock); this needs only @ctx->lock.
  */
-/* The memory side of netgpu_ctx_detach_dev_locked(): rtnl_lock not needed. */
 static void netgpu_ctx_release_dev_locked(struct netgpu_ctx *ctx,
 					  enum netgpu_ctx_state state)
 {
@@ -363,18 +381,6 @@ static void netgpu_ctx_release_dev_locked(struct netgpu_ctx *ctx,
 	netdev_put(ctx->netdev, &ctx->tracker);
 	ctx->netdev = NULL;
 	ctx->state = state;
-}
-
-static void netgpu_ctx_detach_dev_locked(struct netgpu_ctx *ctx,
-					 enum netgpu_ctx_state state)
-{
-	ASSERT_RTNL();
-	lockdep_assert_held(&ctx->lock);
-
-	list_del_init(&ctx->node);
-	/* Queues first: their holds on the maps go, the unmaps run here. */
-	netgpu_ctx_ifqs_dev_gone(ctx);
-	netgpu_ctx_release_dev_locked(ctx, state);
 }
 
 static void netgpu_ctx_free(struct netgpu_ctx *ctx)
@@ -610,6 +616,7 @@ struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
 	struct file *file;
 	int err;
 
+	struct netgpu_ifq *scrub = NULL;
 	struct netgpu_ctx_binding b;
 
 	mutex_lock(&ctx->lock);
@@ -637,9 +644,11 @@ struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
 	}
 	mutex_lock(&ctx->lock);
 	list_del(&b.node);
-	file = netgpu_ctx_bind_ifq(ctx, ifq, queue_id, any);
+	file = netgpu_ctx_bind_ifq(ctx, ifq, queue_id, any, &scrub);
 	mutex_unlock(&ctx->lock);
 	rtnl_unlock();
+	if (scrub)
+		netgpu_ctx_bind_failed(ctx, scrub);
 	return file;
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_bind_queue);
@@ -693,20 +702,19 @@ static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
 {
 	struct netgpu_sockq *sq;
 	struct file *file;
+	int err;
 
 	lockdep_assert_held(&ctx->lock);
 
-	int err;
-
+	err = netgpu_sockq_check_attach(sock_file, dev_net(ctx->netdev));
+	if (err) {
+		fput(sock_file);
+		return ERR_PTR(err);
+	}
 	sq = netgpu_sockq_create(ctx, sock_file, rx);
 	if (IS_ERR(sq)) {
 		fput(sock_file);
 		return ERR_CAST(sq);
-	}
-	err = netgpu_sockq_check_attach(sq, dev_net(ctx->netdev));
-	if (err) {
-		netgpu_sockq_destroy(sq);
-		return ERR_PTR(err);
 	}
 	file = anon_inode_getfile("[netgpu-sockq]", &netgpu_sockq_fops, sq,
 				  O_RDWR | O_CLOEXEC);
@@ -796,8 +804,9 @@ static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
  * errors of netgpu_sockq_create() (-ENOTSOCK for a file that is no
  * socket, -EOPNOTSUPP for a socket that is not plain TCP) and of
  * netgpu_sockq_check_attach() (-EXDEV for a socket of another network
- * namespace than the device's, -ENOTCONN for one neither connected nor
- * connecting); -EOPNOTSUPP without the NIC interface; -ENOMEM.
+ * namespace than the device's, -ENOTCONN for a listening socket or a
+ * closed one with nothing to read); -EOPNOTSUPP without the NIC
+ * interface; -ENOMEM.
  */
 struct file *netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
 				      struct netgpu_queue_geom *rx)
@@ -949,10 +958,33 @@ static int netgpu_ctx_netdev_event(struct notifier_block *nb,
 		if (ctx->netdev != dev)
 			continue;
 		mutex_lock(&ctx->lock);
-		netgpu_ctx_detach_dev_locked(ctx, NETGPU_CTX_DEAD);
+		/* Dead at once: every later call fails with -ENODEV. */
+		list_del_init(&ctx->node);
+		netgpu_ctx_ifqs_dev_gone(ctx);
+		ctx->state = NETGPU_CTX_DEAD;
+		/*
+		 * The regions' grace period and unmaps without rtnl_lock:
+		 * the work holds the device, whose unregistration waits for
+		 * it (netdev_wait_allrefs()), so they still happen before
+		 * the device goes.  A namespace move does not wait: the
+		 * device lives on, its maps go a moment later.
+		 */
+		netgpu_ctx_get(ctx);
+		queue_work(netgpu_ctx_wq, &ctx->release_work);
 		mutex_unlock(&ctx->lock);
 	}
 	return NOTIFY_DONE;
+}
+
+static void netgpu_ctx_release_work(struct work_struct *work)
+{
+	struct netgpu_ctx *ctx = container_of(work, struct netgpu_ctx,
+					      release_work);
+
+	mutex_lock(&ctx->lock);
+	netgpu_ctx_release_dev_locked(ctx, NETGPU_CTX_DEAD);
+	mutex_unlock(&ctx->lock);
+	netgpu_ctx_put(ctx);
 }
 
 static struct notifier_block netgpu_ctx_netdev_nb = {
@@ -963,11 +995,20 @@ static struct notifier_block netgpu_ctx_netdev_nb = {
  * netgpu_ctx_init() - register the context unit's device notifier
  *
  * Context: Process context (the library's init).
- * Return: 0 or the error of register_netdevice_notifier().
+ * Return: 0, -ENOMEM (its workqueue) or the error of
+ * register_netdevice_notifier().
  */
 int netgpu_ctx_init(void)
 {
-	return register_netdevice_notifier(&netgpu_ctx_netdev_nb);
+	int err;
+
+	netgpu_ctx_wq = alloc_workqueue("netgpu_ctx", WQ_UNBOUND, 0);
+	if (!netgpu_ctx_wq)
+		return -ENOMEM;
+	err = register_netdevice_notifier(&netgpu_ctx_netdev_nb);
+	if (err)
+		destroy_workqueue(netgpu_ctx_wq);
+	return err;
 }
 
 /**
@@ -981,6 +1022,7 @@ int netgpu_ctx_init(void)
 void netgpu_ctx_exit(void)
 {
 	unregister_netdevice_notifier(&netgpu_ctx_netdev_nb);
+	destroy_workqueue(netgpu_ctx_wq);
 	WARN_ON_ONCE(!list_empty(&netgpu_ctx_list));
 }
 

@@ -92,6 +92,8 @@ enum netgpu_ctx_state {
  *	rtnl_lock to bind them, under @lock: they hold their regions
  *	already, which may not be detached meanwhile
  * @revoke_work: unbinds the queues holding a region that was revoked
+ * @release_work: releases the memory side and drops the device after
+ *	NETDEV_UNREGISTER, outside rtnl_lock (holds a reference)
  * @id: a number for the accounting (netgpu_ctx_account()), unique while
  *	the library is loaded
  * @descs: rx descriptors the context's socket queues wrote, counted at
@@ -114,6 +116,7 @@ struct netgpu_ctx {
 	struct list_head	sockqs;
 	struct list_head	binding;
 	struct work_struct	revoke_work;
+	struct work_struct	release_work;
 	u32			id;
 	atomic64_t		descs;
 	u64			gone_returned;

@@ -217,7 +217,7 @@ static void netgpu_niov_sync_for_device(struct netgpu_niov *n)
 {
 	struct netgpu_ifq_area *a = n->area;
 
-	n->handed_end = 0;
+	n->handed = 0;
 	netgpu_dmamap_sync_for_device(a->h.map, (u64)n->buf.index << PAGE_SHIFT,
 				      PAGE_SIZE);
 }
@@ -518,19 +518,46 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_set_mp_params);
  * lost).  Bytes already handed to user space were synced then, and user
  * space may have written them since (the buffer is its own until given
  * back): a second sync would copy the bounce slot over them (swiotlb),
- * or invalidate the user's dirty cache lines (non-coherent DMA).  Under
- * the fill lock, so that no handout runs between the decision and the
- * sync.
+ * or invalidate the user's dirty cache lines (non-coherent DMA).  So
+ * only the granules with no byte handed out are synced, whatever the
+ * order in which frags were handed out (one socket may read a frag of a
+ * buffer before another socket reads an earlier one).  A granule shared
+ * by a frag handed out and one still in the stack counts as handed out:
+ * drivers carve frags of whole cache lines, which a granule of a 4 KiB
+ * page is.  Under the fill lock, so that no handout runs between the
+ * decision and the sync.
  */
 static void netgpu_niov_sync_unmap(struct netgpu_niov *n)
 {
 	u64 off = (u64)n->buf.index << PAGE_SHIFT;
+	unsigned long first = 0, end;
 
 	lockdep_assert_held(&n->area->ifq->fill_lock);
-	if (!n->niov.pp || n->handed_end >= PAGE_SIZE)
+	if (!n->niov.pp)
 		return;
-	netgpu_dmamap_sync_for_cpu(n->area->h.map, off + n->handed_end,
-				   PAGE_SIZE - n->handed_end);
+	/* Each run of granules not handed out, in one sync. */
+	for (;;) {
+		while (first < 64 && (n->handed & BIT_ULL(first)))
+			first++;
+		if (first == 64)
+			break;
+		end = first;
+		while (end < 64 && !(n->handed & BIT_ULL(end)))
+			end++;
+		netgpu_dmamap_sync_for_cpu(n->area->h.map,
+					   off + first * NETGPU_NIOV_GRANULE,
+					   (end - first) * NETGPU_NIOV_GRANULE);
+		first = end;
+	}
+}
+
+/* The granules of bytes [@off, @off + @len) of a buffer; @len > 0. */
+static u64 netgpu_niov_granules(u32 off, u32 len)
+{
+	u32 first = off / NETGPU_NIOV_GRANULE;
+	u32 last = (off + len - 1) / NETGPU_NIOV_GRANULE;
+
+	return GENMASK_ULL(last, first);
 }
 
 /*
@@ -1027,7 +1054,13 @@ static void netgpu_ifq_retry_work(struct work_struct *work)
 
 	rtnl_lock();
 	if (!list_empty(&ifq->stuck)) {
-		if (netif_running(ifq->netdev))
+		/*
+		 * With the provider's parameters cleared nothing kept the
+		 * channels from shrinking (ethtool -L): a queue gone took
+		 * the old pool with it.  6.12's restart checks no bounds.
+		 */
+		if (netif_running(ifq->netdev) &&
+		    ifq->rxq < ifq->netdev->real_num_rx_queues)
 			err = netdev_rx_queue_restart(ifq->netdev, ifq->rxq);
 		if (err && err != -ENETDOWN) {
 			queue_delayed_work(system_wq, &ifq->retry,
@@ -1065,7 +1098,13 @@ void netgpu_ifq_netdev_gone(struct net_device *dev)
 		list_del_init(&ifq->stuck);
 		netgpu_ifq_unmap(ifq);
 		netgpu_ifq_drop_dev(ifq, NETGPU_IFQ_DEAD);
-		mod_delayed_work(system_wq, &ifq->retry, 0);
+		/*
+		 * The list's reference: ours to drop if the retry was only
+		 * pending; a retry already running (waiting for rtnl_lock)
+		 * finds the queue off the list and drops it itself.
+		 */
+		if (cancel_delayed_work(&ifq->retry))
+			netgpu_ifq_put(ifq);
 	}
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_netdev_gone);
@@ -1169,6 +1208,16 @@ void netgpu_ifq_scrub(struct netgpu_ifq *ifq)
 			struct netgpu_niov *n = &a->niovs[j];
 			int nr = atomic_xchg(&n->uref, 0);
 
+			/*
+			 * As a fill-ring return would: a pool still with the
+			 * NIC (an unbind whose restart failed) may post it.
+			 */
+			if (nr && READ_ONCE(n->niov.pp)) {
+				spin_lock_bh(&ifq->fill_lock);
+				if (a->h.map)
+					netgpu_niov_sync_for_device(n);
+				spin_unlock_bh(&ifq->fill_lock);
+			}
 			if (nr)
 				netgpu_niov_unref(n, nr);
 			scrubbed += nr;
@@ -1384,7 +1433,8 @@ int netgpu_ifq_rx_niov(struct netgpu_ifq *ifq, netmem_ref nm, u32 off,
 	}
 	if (a->h.map)
 		netgpu_dmamap_sync_for_cpu(a->h.map, boff, len);
-	n->handed_end = max_t(u32, n->handed_end, off + len);
+	if (len)
+		n->handed |= netgpu_niov_granules(off, len);
 	/* Under the lock: a scrub starting now sees the reference. */
 	page_pool_ref_netmem(nm);
 	__netgpu_niov_get_uref(ifq, n);

@@ -109,11 +109,14 @@ struct sk_buff;
  *	entries before the mark give back at most these, any further one is
  *	a stale duplicate.  @fill_mark and @fill_older are under the queue's
  *	&struct netgpu_ifq.fill_lock.
- * @handed_end: the end of the bytes handed to user space since the buffer
- *	last went to the device (page_pool carves frags in increasing
- *	offsets): what user space may have written since, which no later
- *	sync for the CPU may overwrite.  Under the fill lock.
+ * @handed: the granules (NETGPU_NIOV_GRANULE bytes each, 64 per buffer)
+ *	with bytes handed to user space since the buffer last went to the
+ *	device: what user space may have written since, which no later sync
+ *	for the CPU may overwrite.  Under the fill lock.
  */
+/* A buffer's bytes in 64 granules, as &struct netgpu_niov.handed counts them. */
+#define NETGPU_NIOV_GRANULE	(PAGE_SIZE / 64)
+
 struct netgpu_niov {
 	struct net_iov		niov;
 	struct netgpu_buf	buf;
@@ -121,7 +124,7 @@ struct netgpu_niov {
 	atomic_t		uref;
 	u32			fill_older;
 	u64			fill_mark;
-	u32			handed_end;
+	u64			handed;
 	bool			returned;
 };
 

@@ -127,7 +127,9 @@ EXPORT_SYMBOL_GPL(netgpu_queue_validate_geometry);
  * vmalloc_user() charged to the caller's memory cgroup: a ring is up to
  * 16 MiB of kernel memory that any holder of a context may ask for.
  * Zeroed pages, mapped VM_USERMAP for remap_vmalloc_range(); vfree()
- * frees them and the array (VM_MAP_PUT_PAGES).
+ * frees them and the array (VM_MAP_PUT_PAGES).  Page-aligned, not
+ * SHMLBA-aligned as vmalloc_user()'s: an architecture with aliasing
+ * caches (not the ones netgpu is tested on) would need the alignment.
  */
 static void *netgpu_queue_alloc_ring(size_t size)
 {
@@ -160,10 +162,10 @@ err:
  * @nentries: number of entries, a power of two (see
  *	netgpu_queue_validate_geometry())
  *
- * The ring is zeroed memory mapped as vmalloc_user() maps it (charged to
- * the caller's memory cgroup), so netgpu_queue_mmap() can map
- * it.  It is not charged to a memory cgroup; the caller bounds it, for
- * instance by %NETGPU_QUEUE_MAX_ENTRIES.
+ * The ring is zeroed memory mapped as vmalloc_user() maps it, so
+ * netgpu_queue_mmap() can map it, and charged to the caller's memory
+ * cgroup; the caller bounds it too, for instance by
+ * %NETGPU_QUEUE_MAX_ENTRIES.
  *
  * Context: Process context; may sleep.
  * Return: the queue, ERR_PTR(-EINVAL) for an unknown @type or a bad

@@ -84,31 +84,39 @@ struct netgpu_sockq *netgpu_sockq_create(struct netgpu_ctx *ctx,
 EXPORT_SYMBOL_GPL(netgpu_sockq_create);
 
 /**
- * netgpu_sockq_check_attach() - whether a socket queue may join a context
- * @sq: the queue, new
+ * netgpu_sockq_check_attach() - whether a socket may join a context
+ * @sock_file: the socket's file
  * @net: the network namespace of the context's device
  *
  * What ATTACH_SOCKET promises beyond netgpu_sockq_create(): a socket of
  * the device's namespace (a socket of another one never carries the
  * device's traffic: its data, copied into the context's memory, would
- * cross namespaces), connected or connecting (a listening or closed
- * socket has no stream: accept() makes the sockets that do).  The state
- * is a snapshot; a read of a socket that was reset later reports it.
+ * cross namespaces) with a stream to read: not a listening socket
+ * (accept() makes the sockets that have one), nor a closed one with
+ * nothing queued (never connected, or read to its end).  A socket still
+ * connecting, or closing with data queued, is taken.  The state is a
+ * snapshot; a read of a socket that was reset later reports it.  Checked
+ * before netgpu_sockq_create() allocates the ring; a file that is no
+ * TCP socket passes, for netgpu_sockq_create() to refuse.
  *
  * Context: Process context.
- * Return: 0; -EXDEV for another namespace; -ENOTCONN for a socket not
- * connected, nor connecting (listening included).
+ * Return: 0; -EXDEV for another namespace; -ENOTCONN for a listening
+ * socket, or a closed one with nothing to read.
  */
-int netgpu_sockq_check_attach(struct netgpu_sockq *sq, const struct net *net)
+int netgpu_sockq_check_attach(struct file *sock_file, const struct net *net)
 {
-	const unsigned int ok = TCPF_ESTABLISHED | TCPF_SYN_SENT |
-				TCPF_SYN_RECV | TCPF_CLOSE_WAIT |
-				TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2;
-	struct sock *sk = sock_from_file(sq->sock_file)->sk;
+	struct socket *sock = sock_from_file(sock_file);
+	struct sock *sk = sock ? sock->sk : NULL;
+	int state;
 
+	/* Not TCP: for netgpu_sockq_create() to refuse (-EOPNOTSUPP). */
+	if (!sk || sk->sk_type != SOCK_STREAM || sk->sk_protocol != IPPROTO_TCP)
+		return 0;
 	if (!net_eq(sock_net(sk), net))
 		return -EXDEV;
-	if (!((1 << READ_ONCE(sk->sk_state)) & ok))
+	state = READ_ONCE(sk->sk_state);
+	if (state == TCP_LISTEN ||
+	    (state == TCP_CLOSE && skb_queue_empty_lockless(&sk->sk_receive_queue)))
 		return -ENOTCONN;
 	return 0;
 }

@@ -125,7 +125,7 @@ struct net;
 struct netgpu_sockq *netgpu_sockq_create(struct netgpu_ctx *ctx,
 					 struct file *sock_file,
 					 struct netgpu_queue_geom *rx);
-int netgpu_sockq_check_attach(struct netgpu_sockq *sq, const struct net *net);
+int netgpu_sockq_check_attach(struct file *sock_file, const struct net *net);
 void netgpu_sockq_destroy(struct netgpu_sockq *sq);
 int netgpu_sockq_recv(struct netgpu_sockq *sq, struct netgpu_ifq *copy,
 		      struct netgpu_recv *r);
