@@ -313,7 +313,8 @@ static void netgpu_host_test_memlock(struct kunit *test)
 	KUNIT_EXPECT_GT(test, host_add(mem, addr + 4 * PAGE_SIZE,
 				       4 * PAGE_SIZE), 0);
 	KUNIT_EXPECT_EQ(test, host_locked(), base + 8);
-	KUNIT_EXPECT_EQ(test, host_add(mem, addr + 8 * PAGE_SIZE, 1), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, host_add(mem, addr + 8 * PAGE_SIZE, PAGE_SIZE),
+			-ENOMEM);
 
 	/* CAP_IPC_LOCK: not charged, not limited. */
 	KUNIT_EXPECT_GT(test, host_add(priv, addr + 8 * PAGE_SIZE,
@@ -389,7 +390,7 @@ static void netgpu_host_test_refusals(struct kunit *test)
 		int err;
 	} cases[] = {
 		{ "zero length", 0, 0, -EINVAL },
-		{ "wraps", U64_MAX - PAGE_SIZE, 2 * PAGE_SIZE, -EOVERFLOW },
+		{ "wraps", U64_MAX - PAGE_SIZE + 1, 2 * PAGE_SIZE, -EOVERFLOW },
 		{ "unaligned, would wrap rounded", U64_MAX - 10, 5, -EINVAL },
 		{ "kernel address", (u64)PAGE_OFFSET, PAGE_SIZE, -EFAULT },
 		/* On 32-bit no user range holds that many pages. */

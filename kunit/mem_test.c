@@ -2370,8 +2370,9 @@ static void netgpu_mem_test_inflight_underflow(struct kunit *test)
 
 #if IS_ENABLED(CONFIG_FAILSLAB) && IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS)
 /* failslab's debugfs attributes, through a kernel mount of debugfs. */
+/* In the order they are set: the task filter before the probability. */
 static const char * const mem_failslab_attrs[] = {
-	"probability", "interval", "times", "task-filter", "ignore-gfp-wait",
+	"task-filter", "ignore-gfp-wait", "interval", "times", "probability",
 };
 
 struct mem_failslab {
@@ -2417,7 +2418,8 @@ static void mem_failslab_restore(void *arg)
 
 	current->make_it_fail = 0;
 	tprov_add_fail_slab = false;
-	for (i = 0; fs->saved && i < ARRAY_SIZE(mem_failslab_attrs); i++)
+	/* The probability first: never every task's allocations. */
+	for (i = ARRAY_SIZE(mem_failslab_attrs) - 1; fs->saved && i >= 0; i--)
 		mem_failslab_rw(fs, mem_failslab_attrs[i], NULL, fs->old[i]);
 	kern_unmount(fs->mnt);
 }
@@ -2430,7 +2432,7 @@ static void mem_failslab_restore(void *arg)
 static void mem_failslab_arm(struct kunit *test, const char *times)
 {
 	const char *val[ARRAY_SIZE(mem_failslab_attrs)] = {
-		"100", "1", times, "Y", "N",
+		"Y", "N", "1", times, "100",
 	};
 	struct file_system_type *type = get_fs_type("debugfs");
 	struct mem_failslab *fs;
