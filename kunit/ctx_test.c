@@ -350,7 +350,9 @@ static void ctx_stub_unmap_page(struct device *dev, dma_addr_t dma)
  */
 static void netgpu_ctx_test_free_unmaps_unlocked(struct kunit *test)
 {
+	static const unsigned int orders[] = { 0, 0 };
 	struct ctx_fix *f = test->priv;
+	struct mock_gpu_buf *buf;
 	struct net_device *dev;
 	struct netgpu_ctx *ctx;
 	int i, id;
@@ -375,20 +377,30 @@ static void netgpu_ctx_test_free_unmaps_unlocked(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx_unmaps), 4);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx_unmaps_rtnl), 0);
 
-	/* The same at NETDEV_UNREGISTER, before the device is gone. */
+	kunit_deactivate_static_stub(test, netgpu_host_unmap_page);
+
+	/*
+	 * The same at NETDEV_UNREGISTER, before the device is gone: the
+	 * unmap runs in a work item (which a static stub does not reach),
+	 * so a dma-buf region, whose exporter sees every unmap.
+	 */
 	dev = ctx_netdev(test, &init_net, f->dma_dev, 0);
 	ctx = ctx_new(test);
 	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
 						    dev->ifindex), 0);
-	id = ctx_add_host(ctx_mem(test), ctx_user_mem(test, 2), 2);
+	buf = mock_gpu_buf_create(test, orders, ARRAY_SIZE(orders));
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	id = netgpu_dmabuf_add_region(ctx_mem(test), buf->dmabuf,
+				      1ULL << 40);
+	KUNIT_ASSERT_GT(test, id, 0);
 	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test), id),
 			0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 1);
 	ctx_unregister(dev);
 	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_DEAD);
 	KUNIT_EXPECT_NULL(test, ctx->netdev);
-	KUNIT_EXPECT_EQ(test, atomic_read(&ctx_unmaps), 6);
-	KUNIT_EXPECT_EQ(test, atomic_read(&ctx_unmaps_rtnl), 0);
-	kunit_deactivate_static_stub(test, netgpu_host_unmap_page);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->unmaps_rtnl), 0);
 }
 
 static void netgpu_ctx_test_attach_dev_twice(struct kunit *test)

@@ -20,6 +20,7 @@
 #include <linux/module.h>
 #include <linux/poison.h>
 #include <linux/rcupdate.h>
+#include <linux/rtnetlink.h>
 #include <linux/scatterlist.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -237,6 +238,8 @@ static void mock_gpu_unmap(struct dma_buf_attachment *attach,
 	dma_unmap_sgtable(attach->dev, sgt, dir, DMA_ATTR_SKIP_CPU_SYNC);
 	sg_free_table(sgt);
 	kfree(sgt);
+	if (lockdep_rtnl_is_held())
+		atomic_inc(&buf->unmaps_rtnl);
 	atomic_dec(&buf->mappings);
 }
 

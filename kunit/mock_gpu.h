@@ -60,6 +60,7 @@ struct netgpu_region;
  * @fence_seqno: last fence sequence number
  * @attachments: live attachments
  * @mappings: live mappings
+ * @unmaps_rtnl: unmaps done by a task holding rtnl_lock (with lockdep)
  * @pins: live pins
  * @moves: times mock_gpu_move() moved the buffer
  * @moves_mapped: of those, moves done while an importer still mapped the
@@ -85,6 +86,7 @@ struct mock_gpu_buf {
 	u64		fence_seqno;
 	atomic_t	attachments;
 	atomic_t	mappings;
+	atomic_t	unmaps_rtnl;
 	atomic_t	pins;
 	atomic_t	moves;
 	atomic_t	moves_mapped;
