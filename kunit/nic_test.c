@@ -13,6 +13,7 @@
 
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <linux/bpf.h>
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/fdtable.h>
@@ -5251,6 +5252,64 @@ static void netgpu_sock_test_area_dma_fails(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&r->holder), 0);
 }
 
+/* ===== An XDP program on the device (review 2, tests.md 4.4) ===== */
+
+static void sock_xdp_clear_action(void *dev)
+{
+	struct net_device *ndev = dev;
+
+	rtnl_lock();
+	ndev->xdp_state[XDP_MODE_SKB].prog = NULL;
+	rtnl_unlock();
+}
+
+/*
+ * A device running an XDP program binds no queue: -EEXIST, as
+ * mainline's __net_mp_open_rxq() answers, for a given queue and for
+ * "any" (not -EBUSY, which says every queue is taken); the queue is left
+ * NEW and the rx queue as it was.  Without the program it binds.  The
+ * test kernel has no BPF syscall to load a program: the case sets the
+ * device's XDP state as dev_xdp_attach() would (a program with id 0,
+ * which is all dev_xdp_prog_count() and a netlink dump read), and
+ * clears it before the device goes.
+ *
+ * Kills deleting the XDP test of netgpu_ifq_check_rxq() (the bind
+ * succeeds under the program) and the -EBUSY mutant of the "any" path.
+ */
+static void netgpu_sock_test_bind_xdp(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_new_ifq(test, f);
+	struct bpf_prog_aux *aux;
+	struct bpf_prog *prog;
+	u32 q = 0;
+
+	prog = kunit_kzalloc(test, sizeof(*prog), GFP_KERNEL);
+	aux = kunit_kzalloc(test, sizeof(*aux), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, prog);
+	KUNIT_ASSERT_NOT_NULL(test, aux);
+	prog->aux = aux;
+	mock_nic_register(test, f->nic);
+	rtnl_lock();
+	f->nic->ndev->xdp_state[XDP_MODE_SKB].prog = prog;
+	rtnl_unlock();
+	mock_defer(test, sock_xdp_clear_action, f->nic->ndev);
+	KUNIT_EXPECT_EQ(test, dev_xdp_prog_count(f->nic->ndev), 1);
+
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, false), -EEXIST);
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, true), -EEXIST);
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_NEW);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	nic_expect_plain_queue(test, f->nic);
+
+	kunit_release_action(test, sock_xdp_clear_action, f->nic->ndev);
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, true), 0);
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_BOUND);
+	nic_unbind(ifq);
+	nic_expect_plain_queue(test, f->nic);
+	nic_wait_pool_gone(test, f, ifq);
+}
+
 static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_frags),
 	KUNIT_CASE(netgpu_sock_test_foreign),
@@ -5291,6 +5350,7 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_rx_niov_past_buffer),
 	KUNIT_CASE(netgpu_sock_test_release_page),
 	KUNIT_CASE(netgpu_sock_test_area_dma_fails),
+	KUNIT_CASE(netgpu_sock_test_bind_xdp),
 	{}
 };
 
