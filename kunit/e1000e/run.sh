@@ -306,8 +306,42 @@ case_bind_unbind() {
 # e1000e creates on up is netgpu's.  A non-IP frame of 1000 bytes cannot
 # be split: dropped and counted (rx_unsplit_drop), not received; nor
 # can an ICMP echo request be (rx_csum_unverified_drop).
+# rx_drop: the drop column of A's device in A's /proc/net/dev, which is
+# rx_dropped + rx_missed_errors of ndo_get_stats64().
+rx_drop() {
+	in_a sed 's/:/ /' /proc/net/dev | awk -v i="$IF_A" '$1 == i { print $5 }'
+}
+
+# E4: a provider that cannot fill the seventeen descriptors the refill
+# needs to hand the device its first sixteen (it writes the tail when it
+# fills the first descriptor of the next group) must not bind: before
+# the fix, the restart reported success and the ring had nothing posted,
+# so A received nothing until the unbind.  netgpu with 8 buffers (8
+# pages; one page per descriptor at MTU 1500).
+case_bind_dry() {
+	local bufs
+	if ng_start /tmp/ngd.out /tmp/ngd.cmd 8 60; then
+		ng_cmd stats
+		bufs=$(ng_stat ifq bufs_nic)
+		( in_b timeout 20 "$NSIM_TCP" send $A_IP $PORT 65536 $((SEED + 60)) ) \
+			> /dev/null 2>&1
+		ng_cmd unbind
+		ng_cmd quit
+		wait "$NG_BG"
+		ktap_check "(dry) netgpu with 8 buffers refused (it bound, bufs_nic $bufs)" false
+	else
+		diag_file netgpu /tmp/ngd.out
+		ktap_check "(dry) netgpu with 8 buffers refused with ENOMEM (patches/0016)" \
+			grep -q 'BIND_QUEUE queue 0: ENOMEM' /tmp/ngd.out
+	fi
+	ktap_check "(dry) A receives after the refused bind" \
+		transfer after_dry $((SMALL / 4)) $((SEED + 61))
+	ktap_check "(dry) no page pool left behind" ngrx_pools_gone
+	return $ktap_fail
+}
+
 case_updown() {
-	local u0 u1 src
+	local u0 u1 d0 d1 src
 	ktap_check "netgpu-rx listening, $IF_A rx queue 0 bound" \
 		ngrx_start e1000e_updown -n "$SMALL" -v $((SEED + 30)) -t 60 -m host -s 16
 	in_a ip link set dev "$IF_A" down
@@ -318,6 +352,7 @@ case_updown() {
 	ktap_check "rx ring resized twice while bound (ethtool -G 512, 256)" \
 		ring_there_and_back
 	ktap_check "netgpu-rx still running" kill -0 "$NGRX_BG"
+	d0=$(rx_drop)
 	u0=$(ctr rx_unsplit_drop)
 	in_b "$E1K" raw "$IF_B" "$MAC_A" 1000 4 > /dev/null
 	sleep 1
@@ -332,6 +367,10 @@ case_updown() {
 	u1=$(ctr rx_csum_unverified_drop)
 	ktap_check "3 pings while bound: no reply, the requests dropped and counted (rx_csum_unverified_drop +$((u1 - u0)))" \
 		test $((u1 - u0)) -eq 3
+	# Before patches/0016's fix e1000e_get_stats64() left rx_dropped at 0.
+	d1=$(rx_drop)
+	ktap_check "the 4 + 3 drops in rx_dropped too (/proc/net/dev drop +$((d1 - d0)))" \
+		test $((d1 - d0)) -ge 7
 	in_b timeout 120 "$NSIM_TCP" send $A_IP $PORT "$SMALL" $((SEED + 30)) > /tmp/send.out 2>&1
 	src=$?
 	[ $src -eq 0 ] || kill "$NGRX_BG" 2>/dev/null
@@ -396,12 +435,13 @@ case_unplug() {
 	return $ktap_fail
 }
 
-ktap_begin e1000e_rx 8
+ktap_begin e1000e_rx 9
 ktap_case e1000e_rx_setup case_setup
 ktap_case e1000e_rx_unbound case_unbound
 ktap_case e1000e_rx_netgpu_host case_netgpu_rx_host
 ktap_case e1000e_rx_netgpu_udmabuf case_netgpu_rx_udmabuf
 ktap_case e1000e_rx_bind_unbind case_bind_unbind
+ktap_case e1000e_rx_bind_dry case_bind_dry
 ktap_case e1000e_rx_updown case_updown
 ktap_case e1000e_rx_unplug case_unplug
 ktap_case e1000e_rx_kmemleak case_kmemleak

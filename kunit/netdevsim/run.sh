@@ -17,8 +17,8 @@
 # unbind while bound; the teardown deletes A under a binding.
 #
 # Parameters (kernel command line, name=value): nsim_bytes (default
-# 4194304), nsim_seed (default 1), nsim_devmem_no_wait (see
-# devmem_detached), nsim_netgpu_bytes (default 32768, a multiple of 8:
+# 4194304), nsim_seed (default 1), nsim_netgpu_bytes (default 32768, a
+# multiple of 8:
 # the netgpu transfers, which the receiver cannot read, so they must fit
 # its receive buffer), nsim_rx_bytes (default 268435456: the netgpu-rx
 # transfers over IPv4 into host memory, a udmabuf, a vgem buffer and a
@@ -204,27 +204,96 @@ case_devmem() {
 	ktap_check "split path taken with the provider (rx_split off)" test $((p1 - p0)) -gt 0
 	ktap_check "queue unbound: plain transfer after, split off" \
 		transfer after_devmem $((BYTES / 4)) $((SEED + 9))
-	# 6.12's devmem detaches the dma-buf from the device only when the
-	# last page_pool of the binding is destroyed, which can be seconds
-	# after the unbind (page_pool_release_retry); a device removed
-	# before that is used after free by dma_unmap_sg() (KASAN).  Wait
-	# for the attachment to go before the teardown case removes it.
-	ktap_check "devmem dma-buf detached from netdevsim$A_ID within 30 s" \
-		devmem_detached
+	# No wait for the binding's dma-buf to be detached before the
+	# teardown removes the device: patches/0019 detaches it when the
+	# device goes (6.12 used the removed device in dma_unmap_sg()).
 	return $ktap_fail
 }
 
-# nsim_devmem_no_wait=1 on the kernel command line skips the wait: the
-# teardown then may hit the use-after-free (timing: 1 boot in 4 so far).
-devmem_detached() {
-	local i=0
-	[ -n "${nsim_devmem_no_wait:-}" ] && return 0
-	while grep -q "netdevsim$A_ID\$" /sys/kernel/debug/dma_buf/bufinfo; do
-		i=$((i + 1))
-		[ $i -le 300 ] || return 1
-		usleep 100000
-	done
-	ktap_diag "devmem: dma-buf detached $((i / 10)).$((i % 10)) s after the next transfer ended"
+# devmem bound to a device deleted while a socket holds buffers of the
+# binding (review 2, N7; patches/0019), from kunit/netdevsim/devmem_unplug.sh.
+case_devmem_unplug() {
+	local E_ID=15 F_ID=16 IF_E IF_F IDX_E IDX_F dpid hpid spid rc
+	local n=1048576 hold=65536 E_IP=10.79.0.1
+	local bufinfo=/sys/kernel/debug/dma_buf/bufinfo
+
+	echo "$E_ID 1 1" > $BUS/new_device
+	echo "$F_ID 1 1" > $BUS/new_device
+	ip link set dev "$(ls $BUS/devices/netdevsim$E_ID/net/)" name dmue0
+	ip link set dev "$(ls $BUS/devices/netdevsim$F_ID/net/)" name dmuf0
+	IF_E=$(ls $BUS/devices/netdevsim$E_ID/net/)
+	IF_F=$(ls $BUS/devices/netdevsim$F_ID/net/)
+	ktap_check "devmem_unplug: a third pair ($IF_E, $IF_F)" \
+		test "$IF_E" = dmue0 -a "$IF_F" = dmuf0
+	ip link set dev "$IF_E" netns "$PID_A" 2>/dev/null ||
+		"$NSIM_TCP" netns "$IF_E" "$PID_A"
+	ip link set dev "$IF_F" netns "$PID_B" 2>/dev/null ||
+		"$NSIM_TCP" netns "$IF_F" "$PID_B"
+	in_a ip addr add $E_IP/24 dev "$IF_E"
+	in_b ip addr add 10.79.0.2/24 dev "$IF_F"
+	in_a ip link set dev "$IF_E" up
+	in_b ip link set dev "$IF_F" up
+	IDX_E=$(ifindex in_a ip link show dev "$IF_E")
+	IDX_F=$(ifindex in_b ip link show dev "$IF_F")
+	exec 7< /proc/$PID_A/ns/net
+	exec 8< /proc/$PID_B/ns/net
+	ktap_check "devmem_unplug: pair linked" \
+		sh -c "echo '7:$IDX_E 8:$IDX_F' > $BUS/link_device"
+	exec 7<&- 8<&-
+
+	# 1. devmem binds a udmabuf to E's rx queue 0 and waits for a stream.
+	( ex_a "$NSIM_TCP" devmem "$IF_E" $PORT $n $((SEED + 50)) 16 ) \
+		> /tmp/dmu.out 2>&1 &
+	dpid=$!
+	wait_for /tmp/dmu.out 'listening on' 30 $dpid
+	ktap_check "devmem_unplug: udmabuf bound to $IF_E rx queue 0" \
+		grep -q "bound 16 MiB" /tmp/dmu.out
+
+	# 2. The holder: stopped in accept(), its connection's data queued
+	# in the binding's buffers.
+	( ex_a "$NSIM_TCP" recv $((PORT + 1)) $hold $((SEED + 51)) ) \
+		> /tmp/dmuh.out 2>&1 &
+	hpid=$!
+	wait_for /tmp/dmuh.out listening 30 $hpid
+	kill -STOP $hpid
+	ktap_check "devmem_unplug: the holder (pid $hpid) stopped" \
+		is_stopped $hpid nsim_tcp
+	( ex_b timeout 30 "$NSIM_TCP" send $E_IP $((PORT + 1)) $hold \
+		$((SEED + 51)) ) > /tmp/dmuhs.out 2>&1 &
+	spid=$!
+	sleep 2
+
+	# 3. The devmem stream; the receiver exits, which unbinds.  The
+	# binding lives on in its old page_pool, which the holder keeps.
+	in_b timeout 60 "$NSIM_TCP" send $E_IP $PORT $n $((SEED + 50)) \
+		> /tmp/dmus.out 2>&1
+	wait $dpid
+	rc=$?
+	ktap_diag "devmem_unplug: $(grep 'recv bytes' /tmp/dmu.out)"
+	ktap_check "devmem_unplug: the devmem receiver got $n bytes (exit $rc)" \
+		test $rc -eq 0
+	ktap_check "devmem_unplug: after the unbind, the dma-buf still attached to netdevsim$E_ID (the holder keeps the binding)" \
+		grep -q "netdevsim$E_ID\$" $bufinfo
+
+	# 4. E deleted under the binding's buffers.
+	ktap_check "devmem_unplug: del_device $IF_E" \
+		sh -c "echo $E_ID > $BUS/del_device"
+	ktap_check "devmem_unplug: the dma-buf detached from netdevsim$E_ID by del_device, the holder still holding (patches/0019)" \
+		sh -c "! grep -q 'netdevsim$E_ID\$' $bufinfo"
+
+	# 5. The holder lets go: the pool goes (page_pool_release_retry()
+	# retries every second), the binding with it.  Before 0019 the unmap
+	# then used the deleted device.
+	kill -KILL $hpid
+	wait $hpid
+	kill $spid 2>/dev/null
+	wait $spid
+	"$NSIM_TCP" kick > /dev/null 2>&1
+	sleep 3
+	ktap_check "devmem_unplug: no KASAN report once the binding is freed" \
+		sh -c "! dmesg | grep -q 'BUG: KASAN'"
+	echo $F_ID > $BUS/del_device
+	return $ktap_fail
 }
 
 queue_resets() {
@@ -908,7 +977,7 @@ if [ -n "${nsim_bench:-}" ]; then
 	exit
 fi
 
-ktap_begin netdevsim_rx 23
+ktap_begin netdevsim_rx 24
 nsim_case netdevsim_rx_setup case_setup
 nsim_case netdevsim_rx_tcp_plain case_tcp_plain
 nsim_case netdevsim_rx_tcp_split case_tcp_split
@@ -918,6 +987,7 @@ nsim_case netdevsim_rx_tcp_split_jumbo case_tcp_split_jumbo
 nsim_case netdevsim_rx_queue_reset_under_traffic case_queue_reset_under_traffic
 nsim_case netdevsim_rx_queue_reset_down case_queue_reset_down
 nsim_case netdevsim_rx_devmem case_devmem
+nsim_case netdevsim_rx_devmem_unplug case_devmem_unplug
 nsim_case netdevsim_rx_pp_hold case_pp_hold
 nsim_case netdevsim_rx_netgpu_bind case_netgpu_bind
 nsim_case netdevsim_rx_netgpu_guards case_netgpu_guards
