@@ -1047,10 +1047,18 @@ static void nic_sync_dev_stub(const struct netgpu_dmamap *map, u64 off,
 	nic_sync_record(1, off, len);
 }
 
+static void nic_syncs_off(void *unused)
+{
+	static_branch_disable(&netgpu_dmamap_sync_stubs);
+}
+
 static void nic_syncs_start(struct kunit *test)
 {
 	nic_syncs = kunit_kzalloc(test, sizeof(*nic_syncs), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, nic_syncs);
+	static_branch_enable(&netgpu_dmamap_sync_stubs);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, nic_syncs_off,
+							NULL), 0);
 	kunit_activate_static_stub(test, netgpu_dmamap_sync_for_cpu,
 				   nic_sync_cpu_stub);
 	kunit_activate_static_stub(test, netgpu_dmamap_sync_for_device,

@@ -678,6 +678,11 @@ void netgpu_dmamap_inflight_sub(struct netgpu_dmamap *map, long n)
 }
 EXPORT_SYMBOL_GPL(netgpu_dmamap_inflight_sub);
 
+#if IS_ENABLED(CONFIG_KUNIT)
+DEFINE_STATIC_KEY_FALSE(netgpu_dmamap_sync_stubs);
+EXPORT_SYMBOL_IF_KUNIT(netgpu_dmamap_sync_stubs);
+#endif
+
 /**
  * netgpu_dmamap_sync_for_cpu() - make what the device wrote visible
  * @map: the map; the caller holds an in-flight count on it
@@ -686,14 +691,19 @@ EXPORT_SYMBOL_GPL(netgpu_dmamap_inflight_sub);
  *
  * Before user space may read a buffer the device wrote: with swiotlb or
  * non-coherent DMA the data reaches the pages only here.  A KUnit case
- * may redirect it (kunit_activate_static_stub()) to count the syncs.
+ * may redirect it (kunit_activate_static_stub(), with
+ * netgpu_dmamap_sync_stubs on) to count the syncs.
  *
  * Context: Any context.
  */
 void netgpu_dmamap_sync_for_cpu(const struct netgpu_dmamap *map, u64 off,
 				u64 len)
 {
-	KUNIT_STATIC_STUB_REDIRECT(netgpu_dmamap_sync_for_cpu, map, off, len);
+#if IS_ENABLED(CONFIG_KUNIT)
+	if (static_branch_unlikely(&netgpu_dmamap_sync_stubs))
+		KUNIT_STATIC_STUB_REDIRECT(netgpu_dmamap_sync_for_cpu, map, off,
+					   len);
+#endif
 	/* Never past the region: off and len are u64, page indices not. */
 	if (off >= map->r->len || len > map->r->len - off)
 		return;
@@ -712,14 +722,19 @@ EXPORT_SYMBOL_GPL(netgpu_dmamap_sync_for_cpu);
  * maps are made without CPU syncs (DMA_ATTR_SKIP_CPU_SYNC), so this is
  * what cleans the CPU's cache lines over the buffer on a non-coherent
  * system, as page_pool's PP_FLAG_DMA_SYNC_DEV does.  A KUnit case may
- * redirect it (kunit_activate_static_stub()) to count the syncs.
+ * redirect it (kunit_activate_static_stub(), with
+ * netgpu_dmamap_sync_stubs on) to count the syncs.
  *
  * Context: Any context.
  */
 void netgpu_dmamap_sync_for_device(const struct netgpu_dmamap *map, u64 off,
 				   u64 len)
 {
-	KUNIT_STATIC_STUB_REDIRECT(netgpu_dmamap_sync_for_device, map, off, len);
+#if IS_ENABLED(CONFIG_KUNIT)
+	if (static_branch_unlikely(&netgpu_dmamap_sync_stubs))
+		KUNIT_STATIC_STUB_REDIRECT(netgpu_dmamap_sync_for_device, map,
+					   off, len);
+#endif
 	if (off >= map->r->len || len > map->r->len - off)
 		return;
 	if (map->r->ops->sync_for_device)

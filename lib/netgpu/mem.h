@@ -6,6 +6,7 @@
 #ifndef _NETGPU_MEM_H
 #define _NETGPU_MEM_H
 
+#include <linux/jump_label.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
@@ -224,6 +225,15 @@ enum netgpu_fault_point {
 	NETGPU_FAIL_RX_RING,
 	NETGPU_NR_FAIL,
 };
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/*
+ * On while a KUnit case redirects the DMA syncs (static stubs): without
+ * it the data path does not look for a stub, which costs a lookup per
+ * sync whenever a KUnit suite (a benchmark's included) is running.
+ */
+DECLARE_STATIC_KEY_FALSE(netgpu_dmamap_sync_stubs);
+#endif
 
 #if IS_ENABLED(CONFIG_NETGPU_FAULT_INJECTION)
 bool netgpu_should_fail(enum netgpu_fault_point point);
