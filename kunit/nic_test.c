@@ -1047,18 +1047,25 @@ static void nic_sync_dev_stub(const struct netgpu_dmamap *map, u64 off,
 	nic_sync_record(1, off, len);
 }
 
-static void nic_syncs_off(void *unused)
+static void nic_data_stubs_off(void *unused)
 {
-	static_branch_disable(&netgpu_dmamap_sync_stubs);
+	static_branch_disable(&netgpu_data_path_stubs);
+}
+
+/* The data path looks for static stubs until the case ends. */
+static void nic_data_stubs_on(struct kunit *test)
+{
+	static_branch_enable(&netgpu_data_path_stubs);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							nic_data_stubs_off,
+							NULL), 0);
 }
 
 static void nic_syncs_start(struct kunit *test)
 {
 	nic_syncs = kunit_kzalloc(test, sizeof(*nic_syncs), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, nic_syncs);
-	static_branch_enable(&netgpu_dmamap_sync_stubs);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, nic_syncs_off,
-							NULL), 0);
+	nic_data_stubs_on(test);
 	kunit_activate_static_stub(test, netgpu_dmamap_sync_for_cpu,
 				   nic_sync_cpu_stub);
 	kunit_activate_static_stub(test, netgpu_dmamap_sync_for_device,
@@ -4530,6 +4537,7 @@ static void netgpu_sock_test_uref_race_copy(struct kunit *test)
 	skb = sock_plain_skb(test, data, 10, 20);
 	sock_uref_race.ifq = ifq;
 	sock_uref_race.calls = 0;
+	nic_data_stubs_on(test);
 	kunit_activate_static_stub(test, netgpu_niov_uref_window,
 				   sock_uref_window_scrub);
 	KUNIT_EXPECT_EQ(test, netgpu_ifq_rx_copy(ifq, skb, 0, 100, &d),
@@ -4571,6 +4579,7 @@ static void netgpu_sock_test_uref_race_fill(struct kunit *test)
 
 	sock_uref_race.calls = 0;
 	sock_uref_race.stolen = 0;
+	nic_data_stubs_on(test);
 	kunit_activate_static_stub(test, netgpu_niov_uref_window,
 				   sock_uref_window_steal);
 	again = nic_refill_one(test, pp);

@@ -679,8 +679,8 @@ void netgpu_dmamap_inflight_sub(struct netgpu_dmamap *map, long n)
 EXPORT_SYMBOL_GPL(netgpu_dmamap_inflight_sub);
 
 #if IS_ENABLED(CONFIG_KUNIT)
-DEFINE_STATIC_KEY_FALSE(netgpu_dmamap_sync_stubs);
-EXPORT_SYMBOL_IF_KUNIT(netgpu_dmamap_sync_stubs);
+DEFINE_STATIC_KEY_FALSE(netgpu_data_path_stubs);
+EXPORT_SYMBOL_IF_KUNIT(netgpu_data_path_stubs);
 #endif
 
 /**
@@ -692,7 +692,7 @@ EXPORT_SYMBOL_IF_KUNIT(netgpu_dmamap_sync_stubs);
  * Before user space may read a buffer the device wrote: with swiotlb or
  * non-coherent DMA the data reaches the pages only here.  A KUnit case
  * may redirect it (kunit_activate_static_stub(), with
- * netgpu_dmamap_sync_stubs on) to count the syncs.
+ * netgpu_data_path_stubs on) to count the syncs.
  *
  * Context: Any context.
  */
@@ -700,7 +700,7 @@ void netgpu_dmamap_sync_for_cpu(const struct netgpu_dmamap *map, u64 off,
 				u64 len)
 {
 #if IS_ENABLED(CONFIG_KUNIT)
-	if (static_branch_unlikely(&netgpu_dmamap_sync_stubs))
+	if (static_branch_unlikely(&netgpu_data_path_stubs))
 		KUNIT_STATIC_STUB_REDIRECT(netgpu_dmamap_sync_for_cpu, map, off,
 					   len);
 #endif
@@ -723,7 +723,7 @@ EXPORT_SYMBOL_GPL(netgpu_dmamap_sync_for_cpu);
  * what cleans the CPU's cache lines over the buffer on a non-coherent
  * system, as page_pool's PP_FLAG_DMA_SYNC_DEV does.  A KUnit case may
  * redirect it (kunit_activate_static_stub(), with
- * netgpu_dmamap_sync_stubs on) to count the syncs.
+ * netgpu_data_path_stubs on) to count the syncs.
  *
  * Context: Any context.
  */
@@ -731,7 +731,7 @@ void netgpu_dmamap_sync_for_device(const struct netgpu_dmamap *map, u64 off,
 				   u64 len)
 {
 #if IS_ENABLED(CONFIG_KUNIT)
-	if (static_branch_unlikely(&netgpu_dmamap_sync_stubs))
+	if (static_branch_unlikely(&netgpu_data_path_stubs))
 		KUNIT_STATIC_STUB_REDIRECT(netgpu_dmamap_sync_for_device, map,
 					   off, len);
 #endif

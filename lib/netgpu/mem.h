@@ -228,11 +228,12 @@ enum netgpu_fault_point {
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /*
- * On while a KUnit case redirects the DMA syncs (static stubs): without
- * it the data path does not look for a stub, which costs a lookup per
- * sync whenever a KUnit suite (a benchmark's included) is running.
+ * On while a KUnit case redirects a function of the data path (the DMA
+ * syncs, the user-reference window: static stubs): without it the data
+ * path does not look for a stub, which costs a lookup per call whenever
+ * a KUnit suite (a benchmark's included) is running.
  */
-DECLARE_STATIC_KEY_FALSE(netgpu_dmamap_sync_stubs);
+DECLARE_STATIC_KEY_FALSE(netgpu_data_path_stubs);
 #endif
 
 #if IS_ENABLED(CONFIG_NETGPU_FAULT_INJECTION)

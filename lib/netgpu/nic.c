@@ -158,13 +158,17 @@ EXPORT_SYMBOL_GPL(netgpu_niov_get_uref);
  * Does nothing.  netgpu_niov_put_uref() calls it after it read a user
  * reference count that is not zero and before its compare-and-exchange,
  * so that a KUnit case can take the references there as the scrub does
- * (kunit_activate_static_stub()) and see the exchange fail.
+ * (kunit_activate_static_stub(), with netgpu_data_path_stubs on) and see
+ * the exchange fail.
  *
  * Context: Any context; the fill path holds the queue's fill_lock.
  */
 VISIBLE_IF_KUNIT void netgpu_niov_uref_window(struct netgpu_niov *n)
 {
-	KUNIT_STATIC_STUB_REDIRECT(netgpu_niov_uref_window, n);
+#if IS_ENABLED(CONFIG_KUNIT)
+	if (static_branch_unlikely(&netgpu_data_path_stubs))
+		KUNIT_STATIC_STUB_REDIRECT(netgpu_niov_uref_window, n);
+#endif
 }
 EXPORT_SYMBOL_IF_KUNIT(netgpu_niov_uref_window);
 
