@@ -2446,7 +2446,7 @@ static void mem_failslab_arm(struct kunit *test, const char *times)
 	fs->ubuf = (char __user *)kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
 						PROT_READ | PROT_WRITE,
 						MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_NOT_NULL(test, fs->ubuf);
+	KUNIT_ASSERT_NE(test, (unsigned long)fs->ubuf, 0UL);
 	fs->mnt = kern_mount(type);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(fs->mnt));
 	mock_defer(test, mem_failslab_restore, fs);

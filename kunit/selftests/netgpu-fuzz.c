@@ -1286,8 +1286,10 @@ static int fz_run(void)
 			sl[i].pid = 0;
 			live--;
 			sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-			/* A hang (its alarm fired: the message says in which
-			 * call) fails the run; the worker is re-forked. */
+			/*
+			 * A hang (its alarm fired: the message says in which
+			 * call) fails the run; the worker is re-forked.
+			 */
 			hangs += sig == SIGALRM;
 			if (sig && sig != SIGALRM && sig != SIGKILL && fail < 0) {
 				fail = i;
@@ -1296,8 +1298,10 @@ static int fz_run(void)
 			}
 			if (WIFEXITED(st) && WEXITSTATUS(st) &&
 			    WEXITSTATUS(st) != FZ_EXIT_ABRUPT) {
-				/* Its own setup failed: a failure, not a
-				 * quietly smaller run. */
+				/*
+				 * Its own setup failed: a failure, not a
+				 * quietly smaller run.
+				 */
 				errexits++;
 				printf("netgpu-fuzz: FAIL worker %d (seed %llu) exited with %d\n",
 				       i, (unsigned long long)sl[i].seed,

@@ -679,7 +679,7 @@ void netgpu_dmamap_inflight_sub(struct netgpu_dmamap *map, long n)
 EXPORT_SYMBOL_GPL(netgpu_dmamap_inflight_sub);
 
 #if IS_ENABLED(CONFIG_KUNIT)
-DEFINE_STATIC_KEY_FALSE(netgpu_data_path_stubs);
+struct static_key_false netgpu_data_path_stubs = STATIC_KEY_FALSE_INIT;
 EXPORT_SYMBOL_IF_KUNIT(netgpu_data_path_stubs);
 #endif
 
