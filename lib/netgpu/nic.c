@@ -274,7 +274,7 @@ static struct netgpu_niov *netgpu_ifq_find(struct netgpu_ifq *ifq, u64 addr,
 			*unaligned = true;
 			return NULL;
 		}
-		idx = array_index_nospec(off >> PAGE_SHIFT, a->nr);
+		idx = array_index_nospec((unsigned long)(off >> PAGE_SHIFT), a->nr);
 		return &a->niovs[idx];
 	}
 	return NULL;
