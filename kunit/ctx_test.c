@@ -544,7 +544,7 @@ static void netgpu_ctx_test_bind_queue(struct kunit *test)
 	ctx = ctx_new(test);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_bind_queue(ctx, &qid, false, &geom)),
 			-ENODEV);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &geom)),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &geom, NULL)),
 			-ENODEV);
 	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
 						    ctx_dev(test)->ifindex),
@@ -559,7 +559,7 @@ static void netgpu_ctx_test_bind_queue(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_bind_queue(ctx, &qid, true, &geom)),
 			-EOPNOTSUPP);
 	/* Checked before the socket: no descriptor is open. */
-	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &geom)),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &geom, NULL)),
 			-EBADF);
 }
 
@@ -582,7 +582,7 @@ static void ctx_expect_dead(struct kunit *test, struct netgpu_ctx *ctx,
 						       id), -ENODEV);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_bind_queue(ctx, &qid, true, &geom)),
 			-ENODEV);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &geom)),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &geom, NULL)),
 			-ENODEV);
 	memset(&stats, 0xff, sizeof(stats));
 	netgpu_ctx_get_stats(ctx, &stats);
@@ -1162,7 +1162,7 @@ static void netgpu_ctx_test_ioctl_stats(struct kunit *test)
 	u8 buf[sizeof(struct netgpu_stats) + 16];
 	unsigned int cmd;
 
-	BUILD_BUG_ON(sizeof(struct netgpu_stats) != NETGPU_STATS_SIZE_VER1);
+	BUILD_BUG_ON(sizeof(struct netgpu_stats) != NETGPU_STATS_SIZE_VER2);
 	memset(buf, 0xff, sizeof(buf));
 	ctx_put_uarg(test, u, buf, sizeof(buf));
 	cmd = ctx_cmd_size(NETGPU_IOCTL_GET_STATS, 8);

@@ -44,6 +44,7 @@
 #include "queue.h"
 #include "sock.h"
 #include "splat.h"
+#include "tx.h"
 #include "../../net/core/devmem.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
@@ -2594,7 +2595,7 @@ static void netgpu_sock_test_tcp(struct kunit *test)
 	long timeo;
 
 	file = sock_pair(test, &cli);
-	sq = netgpu_sockq_create(s->ctx, file, &g);
+	sq = netgpu_sockq_create(s->ctx, file, &g, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
 	KUNIT_EXPECT_EQ(test, g.mmap_offset, NETGPU_OFF_RX_RING);
 
@@ -2810,7 +2811,7 @@ static void netgpu_sock_test_close_order(struct kunit *test)
 	KUNIT_ASSERT_GE(test, fd, 0);
 	get_file(tcp);
 	fd_install(fd, tcp);
-	sqfile = netgpu_ctx_attach_socket(ctx, fd, &rx);
+	sqfile = netgpu_ctx_attach_socket(ctx, fd, &rx, NULL);
 	close_fd(fd);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sqfile);
 
@@ -3177,12 +3178,12 @@ static void netgpu_sock_test_attach_refused(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, ctx);
 
 	file = sock_file(test, AF_INET, SOCK_DGRAM, IPPROTO_UDP);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g)),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g, NULL)),
 			-EOPNOTSUPP);
 	KUNIT_EXPECT_EQ(test, file_count(file), 1);
 
 	file = sock_file(test, AF_UNIX, SOCK_STREAM, 0);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g)),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g, NULL)),
 			-EOPNOTSUPP);
 	KUNIT_EXPECT_EQ(test, file_count(file), 1);
 
@@ -3193,13 +3194,13 @@ static void netgpu_sock_test_attach_refused(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, sock_fput_action,
 							file), 0);
 	KUNIT_EXPECT_NULL(test, sock->sk);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g)),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g, NULL)),
 			-EOPNOTSUPP);
 
 	sock_ulp_register(test);
 	file = sock_file(test, AF_INET, SOCK_STREAM, IPPROTO_TCP);
 	KUNIT_ASSERT_EQ(test, sock_set_ulp(sock_from_file(file)), 0);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g)),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g, NULL)),
 			-EOPNOTSUPP);
 	KUNIT_EXPECT_EQ(test, file_count(file), 1);
 
@@ -3210,7 +3211,7 @@ static void netgpu_sock_test_attach_refused(struct kunit *test)
 	lock_sock(sk);
 	sock_replace_proto(sk, &sock_test_prot);
 	release_sock(sk);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g)),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g, NULL)),
 			-EOPNOTSUPP);
 	lock_sock(sk);
 	sock_replace_proto(sk, sk->sk_prot_creator);
@@ -3221,14 +3222,14 @@ static void netgpu_sock_test_attach_refused(struct kunit *test)
 	write_lock_bh(&sk->sk_callback_lock);
 	rcu_assign_sk_user_data(sk, test);
 	write_unlock_bh(&sk->sk_callback_lock);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g)),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g, NULL)),
 			-EOPNOTSUPP);
 	write_lock_bh(&sk->sk_callback_lock);
 	rcu_assign_sk_user_data(sk, NULL);
 	write_unlock_bh(&sk->sk_callback_lock);
 	/* Nothing of the refusals was kept: now it is attached. */
 	get_file(file);
-	sq = netgpu_sockq_create(ctx, file, &g);
+	sq = netgpu_sockq_create(ctx, file, &g, NULL);
 	KUNIT_EXPECT_NOT_ERR_OR_NULL(test, sq);
 	if (!IS_ERR(sq))
 		netgpu_sockq_destroy(sq);
@@ -3237,7 +3238,7 @@ static void netgpu_sock_test_attach_refused(struct kunit *test)
 
 	file = sock_file(test, AF_INET6, SOCK_STREAM, IPPROTO_TCP);
 	get_file(file);
-	sq = netgpu_sockq_create(ctx, file, &g);
+	sq = netgpu_sockq_create(ctx, file, &g, NULL);
 	KUNIT_EXPECT_NOT_ERR_OR_NULL(test, sq);
 	if (!IS_ERR(sq)) {
 		KUNIT_EXPECT_EQ(test, file_count(file), 2);
@@ -3270,7 +3271,7 @@ static void netgpu_sock_test_taken_over(struct kunit *test)
 
 	sock_ulp_register(test);
 	file = sock_pair(test, &cli);
-	sq = netgpu_sockq_create(s->ctx, file, &g);
+	sq = netgpu_sockq_create(s->ctx, file, &g, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
 	sock_send(test, cli, data, 10, 0);
 	KUNIT_ASSERT_EQ(test, sock_set_ulp(sock_from_file(file)), 0);
@@ -3364,7 +3365,7 @@ static void netgpu_sock_test_urg_inline(struct kunit *test)
 					      SO_OOBINLINE,
 					      KERNEL_SOCKPTR(&one),
 					      sizeof(one)), 0);
-	sq = netgpu_sockq_create(s->ctx, file, &g);
+	sq = netgpu_sockq_create(s->ctx, file, &g, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
 	sock_send(test, cli, (const u8 *)"abc", 3, 0);
 	sock_send(test, cli, (const u8 *)"U", 1, MSG_OOB);
@@ -3405,7 +3406,7 @@ static void netgpu_sock_test_urg_notyet(struct kunit *test)
 	struct sock *sk;
 
 	file = sock_pair(test, &cli);
-	sq = netgpu_sockq_create(s->ctx, file, &g);
+	sq = netgpu_sockq_create(s->ctx, file, &g, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
 	sk = sock_from_file(file)->sk;
 	tp = tcp_sk(sk);
@@ -3452,7 +3453,7 @@ static void netgpu_sock_test_recv_errors(struct kunit *test)
 
 	file = sock_file(test, AF_INET, SOCK_STREAM, IPPROTO_TCP);
 	get_file(file);
-	sq = netgpu_sockq_create(s->ctx, file, &g);
+	sq = netgpu_sockq_create(s->ctx, file, &g, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
 	memset(&r, 0xff, sizeof(r));
 	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), -ENOTCONN);
@@ -3469,7 +3470,7 @@ static void netgpu_sock_test_recv_errors(struct kunit *test)
 	netgpu_sockq_destroy(sq);
 
 	file = sock_pair(test, &cli);
-	sq = netgpu_sockq_create(s->ctx, file, &g);
+	sq = netgpu_sockq_create(s->ctx, file, &g, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
 	KUNIT_EXPECT_EQ(test, netgpu_sockq_recv(sq, ifq, &r), -EAGAIN);
 	KUNIT_EXPECT_EQ(test, tcp_abort(sock_from_file(file)->sk, ECONNABORTED),
@@ -3525,7 +3526,7 @@ static void netgpu_sock_test_wait_nothing(struct kunit *test)
 
 	file = sock_pair(test, &cli);
 	sk = sock_from_file(file)->sk;
-	sq = netgpu_sockq_create(s->ctx, file, &g);
+	sq = netgpu_sockq_create(s->ctx, file, &g, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
 
 	timeo = 1;
@@ -3651,7 +3652,7 @@ static void netgpu_sock_test_wait_woken(struct kunit *test)
 	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	file = sock_pair(test, &cli);
-	sq = netgpu_sockq_create(s->ctx, file, &g);
+	sq = netgpu_sockq_create(s->ctx, file, &g, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
 	p->sk = sock_from_file(file)->sk;
 	p->cli = cli;
@@ -3712,7 +3713,7 @@ static void netgpu_sock_test_poll(struct kunit *test)
 	long timeo = 10 * HZ;
 
 	file = sock_pair(test, &cli);
-	sq = netgpu_sockq_create(s->ctx, file, &g);
+	sq = netgpu_sockq_create(s->ctx, file, &g, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
 	KUNIT_EXPECT_EQ(test, sock_mask(netgpu_sockq_poll(sq, NULL, NULL)),
 			0);
@@ -4122,7 +4123,7 @@ static void netgpu_sock_test_wait_signal_forever(struct kunit *test)
 	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	file = sock_pair(test, &cli);
-	sq = netgpu_sockq_create(s->ctx, file, &g);
+	sq = netgpu_sockq_create(s->ctx, file, &g, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
 	p->sk = sock_from_file(file)->sk;
 	p->cli = cli;
@@ -4628,6 +4629,15 @@ static long sock_ioctl_arg(struct kunit *test, struct file *file,
 	return sock_ioctl(file, cmd, u);
 }
 
+/* @arg into user memory @u, then the context's ioctl. */
+static long sock_ioctl_ctx(struct kunit *test, struct netgpu_ctx *ctx,
+			   unsigned int cmd, void __user *u, const void *arg,
+			   size_t size)
+{
+	KUNIT_ASSERT_EQ(test, copy_to_user(u, arg, size), 0);
+	return netgpu_ctx_ioctl_user(ctx, cmd, u);
+}
+
 /* The three kinds of file descriptor GET_STATS works on. */
 enum sock_fd_kind { SOCK_FD_CTX, SOCK_FD_IFQ, SOCK_FD_SOCKQ };
 
@@ -4934,7 +4944,7 @@ static void netgpu_sock_test_queue_ioctls(struct kunit *test)
 	KUNIT_ASSERT_GE(test, fd, 0);
 	get_file(tcp);
 	fd_install(fd, tcp);
-	fds.sqfile = netgpu_ctx_attach_socket(fds.ctx, fd, &rx);
+	fds.sqfile = netgpu_ctx_attach_socket(fds.ctx, fd, &rx, NULL);
 	close_fd(fd);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, fds.sqfile);
 	ur.entries = rx.entries;
@@ -5327,6 +5337,549 @@ static void netgpu_sock_test_bind_xdp(struct kunit *test)
 	nic_wait_pool_gone(test, f, ifq);
 }
 
+/* ===== Zero-copy transmit ===== */
+
+static void tx_txq_put_action(void *txq)
+{
+	netgpu_txq_put(txq);
+}
+
+/* A completion ring of @entries, put when the case ends. */
+static struct netgpu_txq *tx_ring(struct kunit *test, u32 entries)
+{
+	struct netgpu_queue_geom g = { .entries = entries, .entry_size = 8 };
+	struct netgpu_txq *txq;
+
+	txq = netgpu_txq_create(&g);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, txq);
+	KUNIT_EXPECT_EQ(test, g.mmap_offset, NETGPU_OFF_COMPLETION_RING);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tx_txq_put_action,
+							txq), 0);
+	return txq;
+}
+
+/* Completions in the ring, each consumed as user space would. */
+static unsigned int tx_reap(struct netgpu_txq *txq, u64 *data, unsigned int n)
+{
+	unsigned int got = 0;
+	u64 addr;
+
+	while (got < n && netgpu_queue_cons_peek_addr(txq->cq, &addr)) {
+		data[got++] = addr;
+		netgpu_queue_cons_release(txq->cq, 1);
+	}
+	return got;
+}
+
+static bool tx_has_completion(struct netgpu_txq *txq)
+{
+	struct netgpu_ring *ring = netgpu_queue_ring(txq->cq);
+
+	return READ_ONCE(ring->prod) != READ_ONCE(ring->cons);
+}
+
+/* @len bytes from the fixture's region at @off, pattern @seed. */
+static u8 *tx_fill_region(struct kunit *test, struct nic_fix *f, u8 seed)
+{
+	size_t len = f->nr << PAGE_SHIFT;
+	u8 *pat = sock_pattern(test, len, seed);
+
+	KUNIT_ASSERT_EQ(test, copy_to_user(u64_to_user_ptr(f->addr), pat, len),
+			0);
+	return pat;
+}
+
+/* Receive exactly @len bytes on @sock, within 10 s. */
+static void tx_recv_all(struct kunit *test, struct socket *sock, u8 *buf,
+			size_t len)
+{
+	struct msghdr msg = {};
+	size_t done = 0;
+	struct kvec iov;
+	int ret;
+
+	sock->sk->sk_rcvtimeo = 10 * HZ;
+	while (done < len) {
+		iov.iov_base = buf + done;
+		iov.iov_len = len - done;
+		ret = kernel_recvmsg(sock, &msg, &iov, 1, len - done, 0);
+		KUNIT_ASSERT_GT(test, ret, 0);
+		done += ret;
+	}
+}
+
+/*
+ * A send of three ranges of a host region (unaligned, across pages, of
+ * two pages) over a loopback TCP connection: every byte arrives in
+ * order, the send completes exactly once with its user_data once the
+ * stack let go (loopback's receiver copies the frags: "copied"), the
+ * counters say so and the region's references come back.
+ *
+ * Kills: a completion per skb rather than per send; the sender's
+ * reference never dropped (no completion); the region not held or not
+ * released; a chunk's page offset lost (wrong bytes).
+ */
+static void netgpu_sock_test_tx_stream(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_txq *txq = tx_ring(test, 4);
+	u8 *pat = tx_fill_region(test, f, 3), *got, *want;
+	struct netgpu_send_iov iov[3] = {
+		{ f->addr + 100, PAGE_SIZE },
+		{ f->addr + 7 * PAGE_SIZE + 5, 11 },
+		{ f->addr + 2 * PAGE_SIZE, 2 * PAGE_SIZE + 1 },
+	};
+	unsigned int ref = refcount_read(&f->r->ref);
+	struct netgpu_stats st = {};
+	size_t len = 0, pos = 0;
+	struct socket *cli;
+	struct file *file;
+	u64 bytes, data[2];
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(iov); i++)
+		len += iov[i].len;
+	want = kunit_kmalloc(test, len, GFP_KERNEL);
+	got = kunit_kzalloc(test, len, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	KUNIT_ASSERT_NOT_NULL(test, got);
+	for (i = 0; i < ARRAY_SIZE(iov); i++) {
+		memcpy(want + pos, pat + (iov[i].addr - f->addr), iov[i].len);
+		pos += iov[i].len;
+	}
+
+	file = sock_pair(test, &cli);
+	KUNIT_ASSERT_EQ(test, netgpu_txq_send(txq, f->mc, cli, iov,
+					      ARRAY_SIZE(iov), 0xfeed, 0,
+					      &bytes), 0);
+	KUNIT_EXPECT_EQ(test, bytes, len);
+	tx_recv_all(test, sock_from_file(file), got, len);
+	KUNIT_EXPECT_EQ(test, memcmp(got, want, len), 0);
+
+	KUNIT_ASSERT_GT(test, wait_event_timeout(txq->wq, tx_has_completion(txq),
+						 10 * HZ), 0);
+	netgpu_tx_flush();
+	KUNIT_EXPECT_EQ(test, tx_reap(txq, data, 2), 1);
+	KUNIT_EXPECT_EQ(test, data[0], 0xfeed);
+	netgpu_txq_get_stats(txq, &st);
+	KUNIT_EXPECT_EQ(test, st.tx_sends, 1);
+	KUNIT_EXPECT_EQ(test, st.tx_bytes, len);
+	KUNIT_EXPECT_EQ(test, st.tx_completions, 1);
+	KUNIT_EXPECT_EQ(test, st.tx_copied, 1);
+	KUNIT_EXPECT_EQ(test, st.tx_pending, 0);
+	KUNIT_EXPECT_EQ(test, st.tx_lost, 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->r->ref), ref);
+}
+
+/* An skb of @nr frags of @size bytes of one page, ready for skb_segment(). */
+static struct sk_buff *tx_gso_skb(struct kunit *test, unsigned int nr,
+				  unsigned int size)
+{
+	const unsigned int hlen = 8;
+	struct page *page, *fpage;
+	struct sk_buff *skb;
+	unsigned int i;
+
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	skb = build_skb(page_address(page), PAGE_SIZE);
+	if (!skb)
+		__free_page(page);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	__skb_put(skb, hlen);
+	skb_reset_mac_header(skb);
+	memset(skb_mac_header(skb), 0xaa, hlen);
+	__skb_pull(skb, hlen);
+	skb_reset_network_header(skb);
+	skb_reset_transport_header(skb);
+	/* Any protocol skb_segment() does not look into. */
+	skb->protocol = htons(ETH_P_ATALK);
+	skb_shinfo(skb)->gso_size = size;
+
+	fpage = alloc_page(GFP_KERNEL);
+	if (!fpage)
+		kfree_skb(skb);
+	KUNIT_ASSERT_NOT_NULL(test, fpage);
+	page_ref_add(fpage, nr - 1);
+	for (i = 0; i < nr; i++)
+		skb_fill_page_desc(skb, i, fpage, i * size, size);
+	skb->data_len = nr * size;
+	skb->len += skb->data_len;
+	skb->truesize += skb->data_len;
+	return skb;
+}
+
+/*
+ * The paths a TX skb takes in the stack, on a send's ubuf_info: a clone
+ * (handed to the device or a tap), a copy (__pskb_copy_fclone(), as a
+ * retransmission makes), GSO segments (skb_segment()), each freed in
+ * turn.  The send completes once, when the last of them goes, not
+ * before; a request no skb took gives its slot back without a
+ * completion.
+ *
+ * Kills: completing on the first free (no refcount test), a flag that
+ * lets skb_orphan_frags() copy (the send would complete as "copied" at
+ * the clone), an abort that completes.
+ */
+static void netgpu_sock_test_tx_skb_paths(struct kunit *test)
+{
+	struct netgpu_txq *txq = tx_ring(test, 2);
+	struct sk_buff *skb, *clone, *copy, *segs, *next;
+	struct netgpu_tx_req *req;
+	struct netgpu_stats st = {};
+	u64 data[2];
+	int nsegs = 0;
+
+	req = netgpu_tx_req_alloc(txq, 41);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, req);
+	netgpu_tx_req_abort(req);
+	netgpu_tx_flush();
+	KUNIT_EXPECT_FALSE(test, tx_has_completion(txq));
+	KUNIT_EXPECT_EQ(test, txq->pending, 0);
+
+	req = netgpu_tx_req_alloc(txq, 42);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, req);
+	skb = tx_gso_skb(test, 3, 1000);
+	skb_zcopy_set(skb, &req->ubuf, NULL);
+	/* The sender's own reference. */
+	net_zcopy_put(&req->ubuf);
+	KUNIT_EXPECT_FALSE(test, tx_has_completion(txq));
+
+	clone = skb_clone(skb, GFP_KERNEL);
+	copy = pskb_copy(skb, GFP_KERNEL);
+	segs = skb_segment(skb, NETIF_F_SG | NETIF_F_HW_CSUM);
+	KUNIT_EXPECT_NOT_NULL(test, clone);
+	KUNIT_EXPECT_NOT_NULL(test, copy);
+	KUNIT_EXPECT_FALSE(test, IS_ERR_OR_NULL(segs));
+	consume_skb(skb);
+	consume_skb(clone);
+	consume_skb(copy);
+	KUNIT_EXPECT_FALSE(test, tx_has_completion(txq));
+	for (; !IS_ERR_OR_NULL(segs); segs = next) {
+		next = segs->next;
+		KUNIT_EXPECT_PTR_EQ(test, skb_zcopy(segs), &req->ubuf);
+		KUNIT_EXPECT_FALSE(test, tx_has_completion(txq));
+		skb_mark_not_on_list(segs);
+		consume_skb(segs);
+		nsegs++;
+	}
+	KUNIT_EXPECT_EQ(test, nsegs, 3);
+	netgpu_tx_flush();
+	KUNIT_EXPECT_EQ(test, tx_reap(txq, data, 2), 1);
+	KUNIT_EXPECT_EQ(test, data[0], 42);
+	netgpu_txq_get_stats(txq, &st);
+	KUNIT_EXPECT_EQ(test, st.tx_completions, 1);
+	KUNIT_EXPECT_EQ(test, st.tx_copied, 0);
+	KUNIT_EXPECT_EQ(test, st.tx_pending, 0);
+}
+
+/* Send @iov; the send must fail with @err, leaving nothing behind. */
+static void tx_expect_refused(struct kunit *test, struct nic_fix *f,
+			      struct netgpu_txq *txq, struct socket *cli,
+			      struct netgpu_send_iov *iov, u32 nr, int err)
+{
+	unsigned int ref = refcount_read(&f->r->ref);
+	u64 bytes = 1;
+
+	KUNIT_EXPECT_EQ(test, netgpu_txq_send(txq, f->mc, cli, iov, nr, 9,
+					      NETGPU_SEND_NONBLOCK, &bytes), err);
+	KUNIT_EXPECT_EQ(test, bytes, 0);
+	netgpu_tx_flush();
+	KUNIT_EXPECT_EQ(test, txq->pending, 0);
+	KUNIT_EXPECT_FALSE(test, tx_has_completion(txq));
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->r->ref), ref);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&txq->sends), 0);
+}
+
+/*
+ * Bad sends, each refused with its errno before a byte is sent, with no
+ * completion, slot or region reference left: no range, too many, a
+ * range of no byte or wrapping, outside every region, past the end of
+ * its region, in a dma-buf region, a full completion ring; a socket
+ * queue without a completion ring.
+ */
+static void netgpu_sock_test_tx_refused(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_txq *txq = tx_ring(test, 1);
+	struct netgpu_send_iov iov = { f->addr, 1 };
+	struct netgpu_queue_geom g = { .entries = 8,
+				       .entry_size = sizeof(struct netgpu_rx_desc) };
+	struct netgpu_send s = { .nr_iov = 1 };
+	struct netgpu_tx_req *held;
+	struct netgpu_region *gr;
+	struct netgpu_sockq *sq;
+	struct netgpu_ctx *ctx;
+	struct socket *cli;
+	struct file *file;
+	u8 c;
+
+	file = sock_pair(test, &cli);
+	tx_expect_refused(test, f, txq, cli, &iov, 0, -EINVAL);
+	tx_expect_refused(test, f, txq, cli, &iov, NETGPU_SEND_MAX_IOV + 1,
+			  -EINVAL);
+	iov.len = 0;
+	tx_expect_refused(test, f, txq, cli, &iov, 1, -EINVAL);
+	iov.len = -4ULL;
+	tx_expect_refused(test, f, txq, cli, &iov, 1, -EINVAL);
+	iov.addr = f->addr - PAGE_SIZE;
+	iov.len = 1;
+	tx_expect_refused(test, f, txq, cli, &iov, 1, -EFAULT);
+	iov.addr = f->addr + 3 * PAGE_SIZE + 1;
+	iov.len = PAGE_SIZE;
+	tx_expect_refused(test, f, txq, cli, &iov, 1, -EINVAL);
+	nic_gpu_region(test, f, f->mc, 1ULL << 40, &gr);
+	iov.addr = 1ULL << 40;
+	iov.len = 1;
+	tx_expect_refused(test, f, txq, cli, &iov, 1, -EOPNOTSUPP);
+
+	/* The ring's one slot is held: -ENOBUFS; given back, the send goes. */
+	held = netgpu_tx_req_alloc(txq, 1);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, held);
+	iov.addr = f->addr;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_tx_req_alloc(txq, 2)), -ENOBUFS);
+	KUNIT_EXPECT_EQ(test, txq->pending, 1);
+	netgpu_tx_req_abort(held);
+	KUNIT_EXPECT_EQ(test, txq->pending, 0);
+	tx_expect_refused(test, f, txq, cli, &iov, 0, -EINVAL);
+	KUNIT_EXPECT_EQ(test, netgpu_txq_send(txq, f->mc, cli, &iov, 1, 3, 0,
+					      &s.bytes), 0);
+	KUNIT_EXPECT_EQ(test, s.bytes, 1);
+	tx_recv_all(test, sock_from_file(file), &c, 1);
+	KUNIT_EXPECT_GT(test, wait_event_timeout(txq->wq, tx_has_completion(txq),
+						 10 * HZ), 0);
+	netgpu_tx_flush();
+
+	/* Attached without a completion ring: no send. */
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	sq = netgpu_sockq_create(ctx, get_file(file), &g, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
+	KUNIT_EXPECT_EQ(test, netgpu_sockq_send(sq, &s, &iov), -EINVAL);
+	netgpu_sockq_destroy(sq);
+}
+
+/*
+ * Every allocation of a send failed in turn: -ENOMEM with nothing sent,
+ * no completion and nothing held, or the send whole and completed once.
+ */
+static void netgpu_sock_test_tx_fail_nth(struct kunit *test)
+{
+	struct nic_fix *f;
+	struct netgpu_txq *txq;
+	struct netgpu_send_iov iov;
+	unsigned int ref, left;
+	struct socket *cli, *srv;
+	struct file *file;
+	int n, err, faults = 0;
+	u8 *buf;
+	u64 bytes, data;
+
+	netgpu_kunit_need_fail_nth(test);
+	f = nic_fix(test, 4);
+	txq = tx_ring(test, 4);
+	buf = kunit_kmalloc(test, 3 * PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	file = sock_pair(test, &cli);
+	srv = sock_from_file(file);
+	iov.addr = f->addr + 1;
+	iov.len = 3 * PAGE_SIZE;
+	ref = refcount_read(&f->r->ref);
+
+	for (n = 1; n < 64; n++) {
+		netgpu_fail_nth_set(n);
+		err = netgpu_txq_send(txq, f->mc, cli, &iov, 1, n,
+				      NETGPU_SEND_NONBLOCK, &bytes);
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
+		if (err) {
+			/* An skb of tcp_sendmsg(): it waits, and may not. */
+			faults++;
+			KUNIT_EXPECT_TRUE(test, err == -ENOMEM || err == -EAGAIN);
+			KUNIT_EXPECT_EQ(test, bytes, 0);
+		} else {
+			/* A failure inside tcp_sendmsg() only cuts it short. */
+			KUNIT_EXPECT_GT(test, bytes, 0);
+			tx_recv_all(test, srv, buf, bytes);
+			KUNIT_EXPECT_GT(test, wait_event_timeout(txq->wq,
+								 tx_has_completion(txq),
+								 10 * HZ), 0);
+			KUNIT_EXPECT_EQ(test, tx_reap(txq, &data, 1), 1);
+			KUNIT_EXPECT_EQ(test, data, n);
+		}
+		netgpu_tx_flush();
+		KUNIT_EXPECT_FALSE(test, tx_has_completion(txq));
+		KUNIT_EXPECT_EQ(test, txq->pending, 0);
+		KUNIT_EXPECT_EQ(test, refcount_read(&f->r->ref), ref);
+		if (!err && left)
+			break;
+	}
+	KUNIT_EXPECT_GT(test, faults, 0);
+	KUNIT_EXPECT_LT(test, n, 64);
+}
+
+/*
+ * Zero-copy transmit through the user ABI: ATTACH_SOCKET with a
+ * completion ring (a bad geometry refused), the ring mapped, SEND's
+ * argument checks each with its errno, a send of two ranges of the
+ * context's host region (from the accepted end of a loopback pair) read
+ * back by the peer, its completion read off
+ * the mapped ring, and GET_STATS's tx fields on the socket queue and the
+ * context.
+ *
+ * Kills: deleting SEND's zero-field or flag checks, the nr_iov bound, the
+ * completion geometry's mmap_offset check, the completion ring's mmap
+ * dispatch (the case maps it and reads the entry there), the tx counters'
+ * sums.
+ */
+static void netgpu_sock_test_tx_ioctl(struct kunit *test)
+{
+	struct netgpu_queue_geom rx = {
+		.entries = 8, .entry_size = sizeof(struct netgpu_rx_desc),
+	};
+	struct netgpu_queue_geom cq = { .entries = 2, .entry_size = 8 };
+	struct nic_fix *f = test->priv;
+	const size_t len = PAGE_SIZE + 17;
+	struct netgpu_attach_socket as;
+	struct file *sq_err;
+	struct netgpu_send_iov iov[2];
+	struct netgpu_send ok, bad;
+	struct netgpu_stats sst, cst;
+	struct sock_uring ur = {};
+	struct sock_fds fds = {};
+	struct netgpu_region *r;
+	struct netgpu_mem *mem;
+	struct file *tcp;
+	struct socket *cli;
+	void __user *u;
+	u8 *data, *got;
+	u64 entry;
+	int id, fd, i;
+
+	if (!current->files)
+		kunit_skip(test, "Test requires: a file table");
+	u = (void __user *)kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
+					 PROT_READ | PROT_WRITE,
+					 MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, (unsigned long)u, 0UL);
+	got = kunit_kzalloc(test, len, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, got);
+	sock_ctx_new(test, f, &fds.ctx, &mem, &r, &id, false);
+	data = sock_pattern(test, 8 * PAGE_SIZE, 77);
+	KUNIT_ASSERT_EQ(test, copy_to_user(u64_to_user_ptr(r->start), data,
+					   8 * PAGE_SIZE), 0);
+
+	tcp = sock_pair(test, &cli);
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	KUNIT_ASSERT_GE(test, fd, 0);
+	fd_install(fd, get_file(tcp));
+
+	/* A completion geometry with an output field set, or a wrong size. */
+	as = (struct netgpu_attach_socket){ .sock_fd = fd, .rx = rx,
+					    .completion = cq };
+	as.completion.mmap_offset = 1;
+	KUNIT_EXPECT_EQ(test, sock_ioctl_ctx(test, fds.ctx,
+					     NETGPU_CTX_IOCTL_ATTACH_SOCKET, u,
+					     &as, sizeof(as)), -EINVAL);
+	as.completion.mmap_offset = 0;
+	as.completion.mmap_size = 1;
+	KUNIT_EXPECT_EQ(test, sock_ioctl_ctx(test, fds.ctx,
+					     NETGPU_CTX_IOCTL_ATTACH_SOCKET, u,
+					     &as, sizeof(as)), -EINVAL);
+	cq.entry_size = 16;
+	sq_err = netgpu_ctx_attach_socket(fds.ctx, fd, &rx, &cq);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(sq_err), -EINVAL);
+	cq.entry_size = 8;
+	fds.sqfile = netgpu_ctx_attach_socket(fds.ctx, fd, &rx, &cq);
+	close_fd(fd);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, fds.sqfile);
+	KUNIT_EXPECT_EQ(test, cq.mmap_offset, NETGPU_OFF_COMPLETION_RING);
+	ur.entries = cq.entries;
+	ur.size = cq.mmap_size;
+	ur.addr = vm_mmap(fds.sqfile, 0, ur.size, PROT_READ | PROT_WRITE,
+			  MAP_SHARED, cq.mmap_offset);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(ur.addr));
+
+	iov[0].addr = r->start + 3;
+	iov[0].len = PAGE_SIZE;
+	iov[1].addr = r->start + 5 * PAGE_SIZE;
+	iov[1].len = 17;
+	KUNIT_ASSERT_EQ(test, copy_to_user(u + 256, iov, sizeof(iov)), 0);
+	ok = (struct netgpu_send){ .iov = (u64)(unsigned long)(u + 256),
+				   .nr_iov = 2, .user_data = 0xc0ffee };
+
+	for (i = 0; i < 7; i++) {
+		bad = ok;
+		switch (i) {
+		case 0:
+			bad.flags = 4;
+			break;
+		case 1:
+			bad.bytes = 1;
+			break;
+		case 2:
+			bad.resv[1] = 1;
+			break;
+		case 3:
+			bad.nr_iov = 0;
+			break;
+		case 4:
+			bad.nr_iov = NETGPU_SEND_MAX_IOV + 1;
+			break;
+		case 5:
+			bad.iov = 0;
+			break;
+		case 6:
+			bad.iov = (u64)(unsigned long)(u + PAGE_SIZE - 8);
+			break;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, sock_ioctl_arg(test, fds.sqfile,
+							 NETGPU_SOCKQ_IOCTL_SEND,
+							 u, &bad, sizeof(bad)),
+				    i < 5 ? -EINVAL : -EFAULT, "case %d", i);
+	}
+	KUNIT_EXPECT_EQ(test, sock_ioctl_arg(test, fds.sqfile,
+					     sock_cmd_size(NETGPU_SOCKQ_IOCTL_SEND,
+							   sizeof(ok) - 8),
+					     u, &ok, sizeof(ok)), -EINVAL);
+
+	KUNIT_ASSERT_EQ(test, sock_ioctl_arg(test, fds.sqfile,
+					     NETGPU_SOCKQ_IOCTL_SEND, u, &ok,
+					     sizeof(ok)), 0);
+	KUNIT_ASSERT_EQ(test, copy_from_user(&ok, u, sizeof(ok)), 0);
+	KUNIT_EXPECT_EQ(test, ok.bytes, len);
+	tx_recv_all(test, cli, got, len);
+	KUNIT_EXPECT_EQ(test, memcmp(got, data + 3, PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(got + PAGE_SIZE, data + 5 * PAGE_SIZE, 17),
+			0);
+
+	for (i = 0; i < 200 && sock_uring_get(test, &ur, 0) == 0; i++)
+		msleep(50);
+	KUNIT_ASSERT_EQ(test, sock_uring_get(test, &ur, 0), 1);
+	KUNIT_EXPECT_EQ(test, copy_from_user(&entry, (void __user *)
+					     (ur.addr + sizeof(struct netgpu_ring)),
+					     sizeof(entry)), 0);
+	KUNIT_EXPECT_EQ(test, entry, 0xc0ffee);
+	netgpu_tx_flush();
+
+	sock_stats(test, &fds, SOCK_FD_SOCKQ, u, &sst);
+	sock_stats(test, &fds, SOCK_FD_CTX, u, &cst);
+	KUNIT_EXPECT_EQ(test, sst.tx_sends, 1);
+	KUNIT_EXPECT_EQ(test, sst.tx_bytes, len);
+	KUNIT_EXPECT_EQ(test, sst.tx_completions, 1);
+	KUNIT_EXPECT_EQ(test, sst.tx_pending, 0);
+	KUNIT_EXPECT_EQ(test, cst.tx_sends, 1);
+	KUNIT_EXPECT_EQ(test, cst.tx_bytes, len);
+	KUNIT_EXPECT_EQ(test, cst.tx_completions, 1);
+
+	vm_munmap(ur.addr, ur.size);
+	__fput_sync(fds.sqfile);
+	netgpu_ctx_put(fds.ctx);
+	netgpu_mem_close(mem);
+	netgpu_region_put(r);
+	__fput_sync(tcp);
+}
+
 static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_frags),
 	KUNIT_CASE(netgpu_sock_test_foreign),
@@ -5368,6 +5921,11 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_release_page),
 	KUNIT_CASE(netgpu_sock_test_area_dma_fails),
 	KUNIT_CASE(netgpu_sock_test_bind_xdp),
+	KUNIT_CASE(netgpu_sock_test_tx_stream),
+	KUNIT_CASE(netgpu_sock_test_tx_skb_paths),
+	KUNIT_CASE(netgpu_sock_test_tx_refused),
+	KUNIT_CASE(netgpu_sock_test_tx_fail_nth),
+	KUNIT_CASE(netgpu_sock_test_tx_ioctl),
 	{}
 };
 

@@ -698,7 +698,8 @@ static const struct file_operations netgpu_sockq_fops = {
 /* A socket queue of @sock_file (the caller's reference) and its file. */
 static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
 					 struct file *sock_file,
-					 struct netgpu_queue_geom *rx)
+					 struct netgpu_queue_geom *rx,
+					 struct netgpu_queue_geom *cq)
 {
 	struct netgpu_sockq *sq;
 	struct file *file;
@@ -711,7 +712,7 @@ static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
 		fput(sock_file);
 		return ERR_PTR(err);
 	}
-	sq = netgpu_sockq_create(ctx, sock_file, rx);
+	sq = netgpu_sockq_create(ctx, sock_file, rx, cq);
 	if (IS_ERR(sq)) {
 		fput(sock_file);
 		return ERR_CAST(sq);
@@ -781,7 +782,8 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_recv);
 #else
 static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
 					 struct file *sock_file,
-					 struct netgpu_queue_geom *rx)
+					 struct netgpu_queue_geom *rx,
+					 struct netgpu_queue_geom *cq)
 {
 	fput(sock_file);
 	return ERR_PTR(-EOPNOTSUPP);
@@ -793,6 +795,8 @@ static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
  * @ctx: the context
  * @sock_fd: the socket's file descriptor in the caller's file table
  * @rx: in/out: the rx ring's geometry
+ * @cq: in/out: the completion ring's geometry, or NULL for a queue that
+ *	only receives
  *
  * The socket queue holds the socket's file and the context until its own
  * file is closed.  Several queues may read one socket; the stream is then
@@ -809,7 +813,8 @@ static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
  * interface; -ENOMEM.
  */
 struct file *netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
-				      struct netgpu_queue_geom *rx)
+				      struct netgpu_queue_geom *rx,
+				      struct netgpu_queue_geom *cq)
 {
 	struct file *sock_file, *file;
 	int err;
@@ -825,7 +830,7 @@ struct file *netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
 		file = ERR_PTR(-EBADF);
 		goto out;
 	}
-	file = netgpu_ctx_new_sockq(ctx, sock_file, rx);
+	file = netgpu_ctx_new_sockq(ctx, sock_file, rx, cq);
 out:
 	mutex_unlock(&ctx->lock);
 	return file;

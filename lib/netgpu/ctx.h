@@ -164,7 +164,8 @@ int netgpu_ctx_detach_region(struct netgpu_ctx *ctx, struct netgpu_mem *mem,
 struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
 				   bool any, struct netgpu_queue_geom *fill);
 struct file *netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
-				      struct netgpu_queue_geom *rx);
+				      struct netgpu_queue_geom *rx,
+				      struct netgpu_queue_geom *cq);
 void netgpu_ctx_get_stats(struct netgpu_ctx *ctx, struct netgpu_stats *stats);
 
 int netgpu_ctx_init(void);

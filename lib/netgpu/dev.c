@@ -333,19 +333,22 @@ static long netgpu_attach_socket_user(struct netgpu_ctx *ctx,
 {
 	struct netgpu_attach_socket arg;
 	struct file *file;
+	bool tx;
 	int err;
 
 	err = netgpu_get_arg(&arg, sizeof(arg),
 			     NETGPU_ATTACH_SOCKET_SIZE_VER0, cmd, uarg);
 	if (err)
 		return err;
-	if (arg.flags || !netgpu_is_zero(arg.completion) ||
-	    !netgpu_is_zero(arg.resv))
+	if (arg.flags || !netgpu_is_zero(arg.resv))
 		return -EINVAL;
-	if (arg.rx.mmap_offset || arg.rx.mmap_size)
+	if (arg.rx.mmap_offset || arg.rx.mmap_size ||
+	    arg.completion.mmap_offset || arg.completion.mmap_size)
 		return -EINVAL;
+	tx = arg.completion.entries || arg.completion.entry_size;
 
-	file = netgpu_ctx_attach_socket(ctx, arg.sock_fd, &arg.rx);
+	file = netgpu_ctx_attach_socket(ctx, arg.sock_fd, &arg.rx,
+					tx ? &arg.completion : NULL);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
 	return netgpu_install_file(file, uarg, cmd, &arg, sizeof(arg));
@@ -404,6 +407,32 @@ static long netgpu_recv_user(struct netgpu_sockq *sq, unsigned int cmd,
 	return netgpu_put_arg(uarg, cmd, &arg, sizeof(arg));
 }
 
+static long netgpu_send_user(struct netgpu_sockq *sq, unsigned int cmd,
+			     void __user *uarg)
+{
+	struct netgpu_send_iov *iov;
+	struct netgpu_send arg;
+	int err;
+
+	err = netgpu_get_arg(&arg, sizeof(arg), NETGPU_SEND_SIZE_VER0, cmd,
+			     uarg);
+	if (err)
+		return err;
+	if (arg.flags & ~(NETGPU_SEND_NONBLOCK | NETGPU_SEND_MORE) ||
+	    arg.bytes || !netgpu_is_zero(arg.resv) || !arg.nr_iov ||
+	    arg.nr_iov > NETGPU_SEND_MAX_IOV)
+		return -EINVAL;
+	iov = memdup_array_user(u64_to_user_ptr(arg.iov), arg.nr_iov,
+				sizeof(*iov));
+	if (IS_ERR(iov))
+		return PTR_ERR(iov);
+	err = netgpu_sockq_send(sq, &arg, iov);
+	kfree(iov);
+	if (err)
+		return err;
+	return netgpu_put_arg(uarg, cmd, &arg, sizeof(arg));
+}
+
 /**
  * netgpu_sockq_ioctl_user() - decode an ioctl of a socket queue
  * @sq: the queue
@@ -421,6 +450,8 @@ long netgpu_sockq_ioctl_user(struct netgpu_sockq *sq, unsigned int cmd,
 	switch (NETGPU_IOC_BASE(cmd)) {
 	case NETGPU_IOC_BASE(NETGPU_SOCKQ_IOCTL_RECV):
 		return netgpu_recv_user(sq, cmd, uarg);
+	case NETGPU_IOC_BASE(NETGPU_SOCKQ_IOCTL_SEND):
+		return netgpu_send_user(sq, cmd, uarg);
 	case NETGPU_IOC_BASE(NETGPU_IOCTL_GET_STATS):
 		if (_IOC_SIZE(cmd) < NETGPU_STATS_SIZE_VER0)
 			return -EINVAL;

@@ -20,6 +20,7 @@
 #include "nic.h"
 #include "queue.h"
 #include "sock.h"
+#include "tx.h"
 
 /*
  * Plain TCP over IPv4 or IPv6, no upper layer owning the receive queue:
@@ -42,6 +43,8 @@ static bool netgpu_sockq_plain_tcp(struct sock *sk)
  * @sock_file: the socket's file; the queue takes over the caller's
  *	reference on success
  * @rx: in/out: the rx ring's geometry (validated here)
+ * @cq: in/out: the completion ring's geometry (validated here), or NULL
+ *	for a queue that only receives
  *
  * Context: Process context, may sleep.
  * Return: the queue; ERR_PTR(-ENOTSOCK) for a file that is no socket,
@@ -51,7 +54,8 @@ static bool netgpu_sockq_plain_tcp(struct sock *sk)
  */
 struct netgpu_sockq *netgpu_sockq_create(struct netgpu_ctx *ctx,
 					 struct file *sock_file,
-					 struct netgpu_queue_geom *rx)
+					 struct netgpu_queue_geom *rx,
+					 struct netgpu_queue_geom *cq)
 {
 	struct socket *sock = sock_from_file(sock_file);
 	struct netgpu_sockq *sq;
@@ -64,6 +68,8 @@ struct netgpu_sockq *netgpu_sockq_create(struct netgpu_ctx *ctx,
 	if (!sk || !netgpu_sockq_plain_tcp(sk))
 		return ERR_PTR(-EOPNOTSUPP);
 	err = netgpu_queue_validate_geometry(NETGPU_QUEUE_RX, rx);
+	if (!err && cq)
+		err = netgpu_queue_validate_geometry(NETGPU_QUEUE_COMPLETION, cq);
 	if (err)
 		return ERR_PTR(err);
 
@@ -73,13 +79,24 @@ struct netgpu_sockq *netgpu_sockq_create(struct netgpu_ctx *ctx,
 	sq->rx = netgpu_queue_create(NETGPU_QUEUE_RX, rx->entries);
 	if (IS_ERR(sq->rx)) {
 		err = PTR_ERR(sq->rx);
-		kfree(sq);
-		return ERR_PTR(err);
+		goto err_free;
+	}
+	if (cq) {
+		sq->tx = netgpu_txq_create(cq);
+		if (IS_ERR(sq->tx)) {
+			err = PTR_ERR(sq->tx);
+			netgpu_queue_destroy(sq->rx);
+			goto err_free;
+		}
 	}
 	sq->ctx = ctx;
 	sq->sock_file = sock_file;
 	INIT_LIST_HEAD(&sq->node);
 	return sq;
+
+err_free:
+	kfree(sq);
+	return ERR_PTR(err);
 }
 EXPORT_SYMBOL_GPL(netgpu_sockq_create);
 
@@ -126,14 +143,17 @@ EXPORT_SYMBOL_GPL(netgpu_sockq_check_attach);
  * netgpu_sockq_destroy() - free a socket queue
  * @sq: the queue, no longer read
  *
- * Drops the socket's file and the ring (a mapping of it keeps its
+ * Drops the socket's file and the rings (a mapping of one keeps its
  * pages).  The buffers its descriptors named stay user references of
- * their interface queues.
+ * their interface queues; sends still in the stack keep the completion
+ * ring and complete into it.
  *
  * Context: Process context.
  */
 void netgpu_sockq_destroy(struct netgpu_sockq *sq)
 {
+	if (sq->tx)
+		netgpu_txq_put(sq->tx);
 	netgpu_queue_destroy(sq->rx);
 	fput(sq->sock_file);
 	kfree(sq);
@@ -494,16 +514,29 @@ EXPORT_SYMBOL_GPL(netgpu_sockq_wait);
  * Context: Process context.
  * Return: ``EPOLLIN | EPOLLRDNORM`` while the rx ring holds descriptors
  * user space has not consumed or the socket has data; the socket's
- * ``EPOLLRDHUP``, ``EPOLLHUP`` and ``EPOLLERR``.
+ * ``EPOLLRDHUP``, ``EPOLLHUP`` and ``EPOLLERR``; with a completion ring,
+ * ``EPOLLRDBAND`` while it holds completions and ``EPOLLOUT |
+ * EPOLLWRNORM`` while a send would be accepted (room in the socket's
+ * send buffer and for one more completion).
  */
 __poll_t netgpu_sockq_poll(struct netgpu_sockq *sq, struct file *file,
 			   poll_table *wait)
 {
 	struct netgpu_ring *ring = netgpu_queue_ring(sq->rx);
+	__poll_t keep = EPOLLIN | EPOLLRDNORM | EPOLLRDHUP | EPOLLHUP | EPOLLERR;
 	__poll_t mask;
 
 	mask = vfs_poll(sq->sock_file, wait);
-	mask &= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP | EPOLLHUP | EPOLLERR;
+	if (sq->tx) {
+		__poll_t tx = netgpu_txq_poll(sq->tx, file, wait);
+
+		/* Writable: room in the send buffer and in the completion ring. */
+		if (!(tx & EPOLLOUT))
+			mask &= ~(EPOLLOUT | EPOLLWRNORM);
+		mask |= tx & EPOLLRDBAND;
+		keep |= EPOLLOUT | EPOLLWRNORM | EPOLLRDBAND;
+	}
+	mask &= keep;
 	if (READ_ONCE(ring->prod) != READ_ONCE(ring->cons))
 		mask |= EPOLLIN | EPOLLRDNORM;
 	return mask;
@@ -511,15 +544,18 @@ __poll_t netgpu_sockq_poll(struct netgpu_sockq *sq, struct file *file,
 EXPORT_SYMBOL_GPL(netgpu_sockq_poll);
 
 /**
- * netgpu_sockq_mmap() - map a socket queue's rx ring
+ * netgpu_sockq_mmap() - map a socket queue's rx or completion ring
  * @sq: the queue
- * @vma: the mapping, at NETGPU_OFF_RX_RING
+ * @vma: the mapping, at NETGPU_OFF_RX_RING or NETGPU_OFF_COMPLETION_RING
  *
  * Context: Process context, mmap lock held.
  * Return: 0 or netgpu_queue_mmap()'s error.
  */
 int netgpu_sockq_mmap(struct netgpu_sockq *sq, struct vm_area_struct *vma)
 {
+	if (sq->tx &&
+	    vma->vm_pgoff == NETGPU_OFF_COMPLETION_RING >> PAGE_SHIFT)
+		return netgpu_queue_mmap(sq->tx->cq, vma);
 	return netgpu_queue_mmap(sq->rx, vma);
 }
 EXPORT_SYMBOL_GPL(netgpu_sockq_mmap);
@@ -546,5 +582,38 @@ void netgpu_sockq_get_stats(struct netgpu_sockq *sq, struct netgpu_stats *st)
 	/* User space writes ->cons: never more than the ring holds. */
 	n = READ_ONCE(ring->prod) - READ_ONCE(ring->cons);
 	st->bufs_rx_ring += min(n, netgpu_queue_nentries(sq->rx));
+	if (sq->tx)
+		netgpu_txq_get_stats(sq->tx, st);
 }
 EXPORT_SYMBOL_GPL(netgpu_sockq_get_stats);
+
+/**
+ * netgpu_sockq_send() - NETGPU_SOCKQ_IOCTL_SEND of a socket queue
+ * @sq: the queue
+ * @s: in/out: the send (its @iov already copied to @iov); @bytes written
+ * @iov: @s->nr_iov ranges, in kernel memory
+ *
+ * Zero-copy transmit (see the DOC in tx.h) on the queue's socket.  A
+ * socket taken over by an upper layer since it was attached is refused;
+ * one taken over between that check and tcp_sendmsg() either refuses
+ * MSG_ZEROCOPY (kTLS) or copies the bytes (the send then completes when
+ * the call returns).
+ *
+ * Context: Process context, may sleep.
+ * Return: 0 or an error, as netgpu_txq_send(); -EINVAL without a
+ * completion ring; -EOPNOTSUPP for a socket that is no longer plain TCP.
+ */
+int netgpu_sockq_send(struct netgpu_sockq *sq, struct netgpu_send *s,
+		      const struct netgpu_send_iov *iov)
+{
+	struct socket *sock = sock_from_file(sq->sock_file);
+
+	if (!sq->tx)
+		return -EINVAL;
+	if (!netgpu_sockq_plain_tcp(sock->sk) ||
+	    READ_ONCE(sock->sk->sk_prot)->sendmsg != tcp_sendmsg)
+		return -EOPNOTSUPP;
+	return netgpu_txq_send(sq->tx, &sq->ctx->mc, sock, iov, s->nr_iov,
+			       s->user_data, s->flags, &s->bytes);
+}
+EXPORT_SYMBOL_GPL(netgpu_sockq_send);

@@ -62,6 +62,9 @@ struct netgpu_ifq;
 struct netgpu_queue;
 struct netgpu_queue_geom;
 struct netgpu_recv;
+struct netgpu_send;
+struct netgpu_send_iov;
+struct netgpu_txq;
 struct netgpu_stats;
 
 /**
@@ -86,6 +89,8 @@ struct netgpu_sockq_counters {
  * @ctx: the context (a reference is held)
  * @sock_file: the socket's file (a reference is held)
  * @rx: the rx ring; its producer side under the socket lock
+ * @tx: the transmit side (a reference is held), or NULL for a queue
+ *	attached without a completion ring
  * @cnt: counters
  * @node: in &netgpu_ctx.sockqs, under &netgpu_ctx.lock
  */
@@ -93,6 +98,7 @@ struct netgpu_sockq {
 	struct netgpu_ctx		*ctx;
 	struct file			*sock_file;
 	struct netgpu_queue		*rx;
+	struct netgpu_txq		*tx;
 	struct netgpu_sockq_counters	cnt;
 	struct list_head		node;
 };
@@ -124,7 +130,8 @@ struct netgpu_recv_state {
 struct net;
 struct netgpu_sockq *netgpu_sockq_create(struct netgpu_ctx *ctx,
 					 struct file *sock_file,
-					 struct netgpu_queue_geom *rx);
+					 struct netgpu_queue_geom *rx,
+					 struct netgpu_queue_geom *cq);
 int netgpu_sockq_check_attach(struct file *sock_file, const struct net *net);
 void netgpu_sockq_destroy(struct netgpu_sockq *sq);
 int netgpu_sockq_recv(struct netgpu_sockq *sq, struct netgpu_ifq *copy,
@@ -135,6 +142,8 @@ __poll_t netgpu_sockq_poll(struct netgpu_sockq *sq, struct file *file,
 			   struct poll_table_struct *wait);
 int netgpu_sockq_mmap(struct netgpu_sockq *sq, struct vm_area_struct *vma);
 void netgpu_sockq_get_stats(struct netgpu_sockq *sq, struct netgpu_stats *st);
+int netgpu_sockq_send(struct netgpu_sockq *sq, struct netgpu_send *s,
+		      const struct netgpu_send_iov *iov);
 #else
 /* Without the NIC interface no socket queue exists. */
 static inline void netgpu_sockq_get_stats(struct netgpu_sockq *sq,

@@ -140,9 +140,11 @@ struct netgpu_remove_region {
  *   before user space reads the new descriptor, cannot be told apart).
  * - rx ring (the kernel produces, user space consumes): &struct
  *   netgpu_rx_desc; mapped at NETGPU_OFF_RX_RING of a socket-queue fd.
- * - completion ring (the kernel produces): __u64 buffer addresses;
- *   mapped at NETGPU_OFF_COMPLETION_RING of a socket-queue fd.  Reserved
- *   for zero-copy transmit: no ring of this kind can be created yet.
+ * - completion ring (the kernel produces, user space consumes): __u64
+ *   entries, each the &struct netgpu_send.user_data of a zero-copy send
+ *   whose ranges neither the stack nor the device reads any more; mapped
+ *   at NETGPU_OFF_COMPLETION_RING of a socket-queue fd attached with one
+ *   (&struct netgpu_attach_socket.completion).
  *
  * The size to map is the ``mmap_size`` the kernel returned in the ring's
  * &struct netgpu_queue_geom, at its ``mmap_offset``.
@@ -299,13 +301,16 @@ struct netgpu_bind_queue {
  *	network namespace of the context's device
  * @flags: none defined; 0
  * @rx: in/out: the geometry of the rx ring
- * @completion: reserved for the completion ring of zero-copy transmit;
- *	all 0
+ * @completion: in/out: the geometry of the completion ring of zero-copy
+ *	transmit (NETGPU_SOCKQ_IOCTL_SEND), or all 0 for a queue that only
+ *	receives
  * @resv: 0
  *
  * Returns a socket-queue fd: mmap() it at @rx.mmap_offset for
  * @rx.mmap_size bytes to reach the rx ring, and call NETGPU_SOCKQ_IOCTL_RECV
- * on it to move the socket's data into the ring.  The socket must be a
+ * on it to move the socket's data into the ring; with a completion ring,
+ * mmap() it too (@completion.mmap_offset, @completion.mmap_size) and send
+ * with NETGPU_SOCKQ_IOCTL_SEND.  The socket must be a
  * connected (or connecting) TCP socket of the IPv4 or IPv6 stack, with no
  * upper layer protocol (kTLS, MPTCP) over it: -ENOTSOCK for an fd that is
  * no socket, -EOPNOTSUPP for another kind of socket, -ENOTCONN for a
@@ -358,12 +363,24 @@ struct netgpu_attach_socket {
  *	(NETGPU_RX_DESC_COPY)
  * @rx_refused: frags of another context or memory provider, refused
  *	(the read failed with ``-EFAULT``)
+ * @tx_sends: zero-copy sends accepted (NETGPU_SOCKQ_IOCTL_SEND that put
+ *	at least one byte in the socket)
+ * @tx_bytes: bytes they put in the socket
+ * @tx_completions: completions written to the completion ring
+ * @tx_copied: of @tx_completions, sends of which the stack copied some
+ *	bytes (a local receiver, a device without scatter-gather) rather
+ *	than handing the region's pages to the device
+ * @tx_pending: sends accepted and not completed, now
+ * @tx_lost: completions the ring had no room for: only when user space
+ *	moved its consumer index past the entries it was given
  *
- * The ``fill_*`` and ``rx_*`` counters count since the queue was bound or
- * the socket attached, the ``bufs_*`` gauges are a snapshot.  An
- * interface-queue fd has the ``fill_*`` and ``bufs_*`` fields except
- * @bufs_rx_ring, a socket-queue fd @bufs_rx_ring and the ``rx_*`` fields;
- * a context fd has the sums over its queues of both kinds.
+ * The ``fill_*``, ``rx_*`` and ``tx_*`` counters count since the queue
+ * was bound or the socket attached, the ``bufs_*`` gauges and @tx_pending
+ * are a snapshot.  An interface-queue fd has the ``fill_*`` and
+ * ``bufs_*`` fields except @bufs_rx_ring, a socket-queue fd @bufs_rx_ring
+ * and the ``rx_*`` and ``tx_*`` fields; a context fd has the sums over
+ * its queues of both kinds (the ``tx_*`` ones of the socket queues still
+ * open).
  */
 struct netgpu_stats {
 	__u64	fill_taken;
@@ -383,10 +400,17 @@ struct netgpu_stats {
 	__u64	rx_bytes;
 	__u64	rx_copied;
 	__u64	rx_refused;
+	__u64	tx_sends;
+	__u64	tx_bytes;
+	__u64	tx_completions;
+	__u64	tx_copied;
+	__u64	tx_pending;
+	__u64	tx_lost;
 };
 
 #define NETGPU_STATS_SIZE_VER0		104
 #define NETGPU_STATS_SIZE_VER1		136
+#define NETGPU_STATS_SIZE_VER2		184
 
 /* ===== Socket queues ===== */
 
@@ -438,6 +462,68 @@ struct netgpu_recv {
 
 #define NETGPU_RECV_SIZE_VER0		40
 
+/* Most ranges one NETGPU_SOCKQ_IOCTL_SEND takes */
+#define NETGPU_SEND_MAX_IOV		64
+
+/**
+ * struct netgpu_send_iov - one range of a zero-copy send
+ * @addr: first byte, in the address space of the regions attached to
+ *	the context (&struct netgpu_add_region.addr); any byte alignment
+ * @len: bytes, at least 1; the range lies in one region
+ */
+struct netgpu_send_iov {
+	__u64	addr;
+	__u64	len;
+};
+
+/* &struct netgpu_send.flags: return at once rather than wait for room */
+#define NETGPU_SEND_NONBLOCK		(1U << 0)
+/* &struct netgpu_send.flags: more follows at once (MSG_MORE) */
+#define NETGPU_SEND_MORE		(1U << 1)
+
+/**
+ * struct netgpu_send - argument of NETGPU_SOCKQ_IOCTL_SEND
+ * @iov: user pointer to @nr_iov &struct netgpu_send_iov, sent in order
+ * @nr_iov: 1 to NETGPU_SEND_MAX_IOV
+ * @flags: NETGPU_SEND_NONBLOCK, NETGPU_SEND_MORE, or 0
+ * @user_data: what the send's completion entry says
+ * @bytes: out: bytes put in the socket (all of the ranges' bytes unless
+ *	the socket's send buffer stayed full: a timeout (SO_SNDTIMEO), a
+ *	signal, NETGPU_SEND_NONBLOCK); 0 on input
+ * @resv: 0
+ *
+ * Sends the ranges on the socket-queue fd's TCP socket without copying
+ * them where the device can gather (host regions: their pinned pages
+ * become the skbs' frags).  Once at least one byte is in the socket the
+ * send is accepted: exactly one completion with @user_data follows, when
+ * neither the stack (write and retransmit queues, clones) nor the device
+ * reads the ranges any more; until then user space must not write them
+ * (the bytes on the wire are whatever the memory holds when the device
+ * or a retransmission reads it).  The regions read stay pinned until the
+ * completion, even if removed meanwhile.
+ *
+ * Return: 0 (@bytes says how much was accepted); ``-EINVAL`` for a bad
+ * argument, a range of no byte or past the end of its region, or a queue
+ * attached without a completion ring; ``-EFAULT`` for a range starting in
+ * no region attached to the context (or an unreadable @iov); ``-ENODEV``
+ * for a region being removed; ``-EOPNOTSUPP`` for a dma-buf region (this
+ * kernel's TX skbs cannot carry device memory) or a socket that is not
+ * plain TCP; ``-ENOBUFS`` when the completion ring has no room for the
+ * completion (consume it); ``-EAGAIN`` with NETGPU_SEND_NONBLOCK and a
+ * full send buffer; ``-EINTR``; the socket's error (``-EPIPE``,
+ * ``-ENOTCONN``).  No completion follows an error.
+ */
+struct netgpu_send {
+	__u64	iov;
+	__u32	nr_iov;
+	__u32	flags;
+	__u64	user_data;
+	__u64	bytes;
+	__u64	resv[2];
+};
+
+#define NETGPU_SEND_SIZE_VER0		48
+
 /*
  * ATTACH_DEV, ATTACH_REGION, DETACH_REGION return 0; BIND_QUEUE returns an
  * interface-queue fd and ATTACH_SOCKET a socket-queue fd (both O_CLOEXEC).
@@ -457,8 +543,13 @@ struct netgpu_recv {
 #define NETGPU_IOCTL_GET_STATS \
 	_IOR(NETGPU_IOCTL_TYPE, 0x20, struct netgpu_stats)
 
-/* A socket-queue fd: NETGPU_SOCKQ_IOCTL_RECV, NETGPU_IOCTL_GET_STATS */
+/*
+ * A socket-queue fd: NETGPU_SOCKQ_IOCTL_RECV, NETGPU_SOCKQ_IOCTL_SEND,
+ * NETGPU_IOCTL_GET_STATS
+ */
 #define NETGPU_SOCKQ_IOCTL_RECV \
 	_IOWR(NETGPU_IOCTL_TYPE, 0x30, struct netgpu_recv)
+#define NETGPU_SOCKQ_IOCTL_SEND \
+	_IOWR(NETGPU_IOCTL_TYPE, 0x31, struct netgpu_send)
 
 #endif /* _UAPI_LINUX_NETGPU_H */
