@@ -9,6 +9,8 @@
  *   nsim_netgpu recv-unreadable <port> <bytes> <seconds> [devmem]
  *   nsim_netgpu packet <ifname> <seconds>
  *   nsim_netgpu netlink <ifname | ->
+ *   nsim_netgpu send <ifname> <IPv4 or IPv6 address> <port> <bytes> <seed>
+ *		<host|udmabuf> [<region MiB, default 8>]
  *
  * bind: registers <pages> pages of anonymous host memory
  * (/dev/netgpu_mem), attaches <ifname> and the region to a context
@@ -61,11 +63,37 @@
  * forgets a pinned folio leaves one out.  Prints each leak and
  * "udmabuf-sweep: faults=N leaked=N"; exit 0 if nothing leaked.
  *
+ * send: zero-copy transmit (NETGPU_SOCKQ_IOCTL_SEND) of <bytes> of the
+ * nsim_tcp stream of <seed>, which `nsim_tcp recv <port> <bytes> <seed>`
+ * checks at <address>.  One region of <region MiB> (host: anonymous
+ * memory; udmabuf: a udmabuf of memfd pages, known at the address of the
+ * memfd's mapping) attached with <ifname> to a context, a TCP socket
+ * attached with an rx ring (required, never read) and a 64-entry
+ * completion ring.  The region is cut into 256 KiB slots: the next free
+ * slot is filled with the next bytes of the stream (the CPU writing the
+ * region) and sent with its index as user_data, again from where the
+ * socket stopped taking it (a new send and completion); a slot is free
+ * again once all its sends completed.  With no slot free, or the
+ * completion ring full (ENOBUFS), it polls for EPOLLRDBAND and reaps the
+ * ring.  After the last byte it shuts its side down, waits at most 120 s
+ * for every completion and prints, from NETGPU_IOCTL_GET_STATS of the
+ * socket queue,
+ *   nsim_netgpu: send bytes=<n> sends=<n> completions=<n> copied=<n>
+ *             pending=<n> lost=<n> reaped=<n> unexpected=<n> secs=<s>
+ * (reaped: the entries it read; unexpected: those naming no slot with a
+ * send out).  Exit 0 only if it sent exactly <bytes>, every send
+ * completed once, none is pending or lost.  SIGTERM stops the sends: the
+ * line is printed, exit 1.  With udmabuf, the first SEND must fail with
+ * EOPNOTSUPP (dma-buf regions cannot be sent from on 6.12): it prints
+ * "nsim_netgpu: send dmabuf refused errno=EOPNOTSUPP" and exits 0 then
+ * only.  A send making no progress for 30 s fails.
+ *
  * Exit status: 0 success, 1 failure, 2 usage, 3 the kernel has no netgpu
  * (or no NIC interface: BIND_QUEUE fails with EOPNOTSUPP).  Every wait
  * is bounded.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/genetlink.h>
@@ -87,6 +115,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,7 +135,9 @@ NG_ASSERT(sizeof(struct netgpu_attach_dev) == NETGPU_ATTACH_DEV_SIZE_VER0);
 NG_ASSERT(sizeof(struct netgpu_attach_region) == NETGPU_ATTACH_REGION_SIZE_VER0);
 NG_ASSERT(sizeof(struct netgpu_bind_queue) == NETGPU_BIND_QUEUE_SIZE_VER0);
 NG_ASSERT(sizeof(struct netgpu_attach_socket) == NETGPU_ATTACH_SOCKET_SIZE_VER0);
-NG_ASSERT(sizeof(struct netgpu_stats) == NETGPU_STATS_SIZE_VER1);
+NG_ASSERT(sizeof(struct netgpu_stats) == NETGPU_STATS_SIZE_VER2);
+NG_ASSERT(sizeof(struct netgpu_send) == NETGPU_SEND_SIZE_VER0);
+NG_ASSERT(sizeof(struct netgpu_send_iov) == 16);
 
 /* 6.12 values (include/linux/socket.h, include/uapi/linux/netdev.h):
  * the host's headers are older.
@@ -186,6 +217,10 @@ static const char *ng_errname(int err)
 	case EALREADY: return "EALREADY";
 	case ENOTCONN: return "ENOTCONN";
 	case ECONNRESET: return "ECONNRESET";
+	case ECONNREFUSED: return "ECONNREFUSED";
+	case ENOBUFS: return "ENOBUFS";
+	case EPIPE: return "EPIPE";
+	case ETIMEDOUT: return "ETIMEDOUT";
 	}
 	snprintf(buf, sizeof(buf), "errno %d", err);
 	return buf;
@@ -197,6 +232,23 @@ static int ng_ioctl(int fd, unsigned long cmd, void *arg)
 	int ret = ioctl(fd, cmd, arg);
 
 	return ret < 0 ? -errno : ret;
+}
+
+/* A memfd of @size bytes sealed against shrinking, as udmabuf wants it. */
+static int ng_memfd(const char *name, size_t size)
+{
+	int fd = memfd_create(name, MFD_ALLOW_SEALING), err;
+
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, size) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) < 0) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
 }
 
 /* ===== bind: a context, a region, rx queue 0 ===== */
@@ -439,14 +491,16 @@ static int ng_region(int ctx_fd, unsigned long cmd, int mem_fd, uint32_t id)
 	return ng_ioctl(ctx_fd, cmd, &ar);
 }
 
-static int ng_add_region(int mem_fd, void *addr, size_t len)
+/* ADD_REGION of host memory, or of the dma-buf @dmabuf_fd (>= 0) at @addr. */
+static int ng_add_region(int mem_fd, void *addr, size_t len, int dmabuf_fd)
 {
 	struct netgpu_add_region ar;
 
 	memset(&ar, 0, sizeof(ar));
-	ar.type = NETGPU_REGION_HOST;
+	ar.type = dmabuf_fd < 0 ? NETGPU_REGION_HOST : NETGPU_REGION_DMABUF;
 	ar.addr = (uintptr_t)addr;
 	ar.len = len;
+	ar.dmabuf_fd = dmabuf_fd < 0 ? 0 : dmabuf_fd;
 	return ng_ioctl(mem_fd, NETGPU_MEM_IOCTL_ADD_REGION, &ar);
 }
 
@@ -481,7 +535,7 @@ static void ng_cmd_bind2(struct ng *ng)
 		ng_reply("bind2: open /dev/netgpu: %s", ng_errname(errno));
 		goto out_unmap;
 	}
-	id = ng_add_region(ng->mem_fd, mem, len);
+	id = ng_add_region(ng->mem_fd, mem, len, -1);
 	if (id < 0) {
 		ng_reply("bind2: ADD_REGION: %s", ng_errname(-id));
 		goto out_close;
@@ -595,34 +649,31 @@ static void ng_close(struct ng *ng)
 	ng->mem = NULL;
 }
 
-/* 0, 1 on failure, 3 if the kernel has no netgpu or no NIC interface. */
-static int ng_setup(struct ng *ng)
+/*
+ * A memory area whose one region is @ng->mem (@ng->pages pages: host
+ * memory, or the dma-buf @dmabuf_fd known at that address when >= 0), and
+ * a context of @ng->ifindex with the region attached.  0, 1 on failure, 3
+ * if the kernel has no netgpu.
+ */
+static int ng_open_context(struct ng *ng, int dmabuf_fd)
 {
-	size_t len = ng->pages * ng->page, want;
-	struct netgpu_bind_queue bq;
-	__u64 *e;
 	int ret;
 
-	ng->mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (ng->mem == MAP_FAILED) {
-		ng->mem = NULL;
-		return perror("nsim_netgpu: mmap"), 1;
-	}
 	ng->mem_fd = open("/dev/netgpu_mem", O_RDWR | O_CLOEXEC);
 	if (ng->mem_fd < 0) {
 		printf("open /dev/netgpu_mem: %s%s\n", ng_errname(errno),
 		       errno == ENOENT ? ": kernel without CONFIG_NETGPU" : "");
 		return errno == ENOENT ? 3 : 1;
 	}
-	ret = ng_add_region(ng->mem_fd, ng->mem, len);
+	ret = ng_add_region(ng->mem_fd, ng->mem, ng->pages * ng->page,
+			    dmabuf_fd);
 	if (ret < 0) {
 		printf("ADD_REGION: %s\n", ng_errname(-ret));
 		return 1;
 	}
 	ng->region = ret;
-	printf("region %u: %zu pages of host memory at %p\n", ng->region,
-	       ng->pages, (void *)ng->mem);
+	printf("region %u: %zu pages of %s at %p\n", ng->region, ng->pages,
+	       dmabuf_fd < 0 ? "host memory" : "a dma-buf", (void *)ng->mem);
 
 	ng->ctx_fd = open("/dev/netgpu", O_RDWR | O_CLOEXEC);
 	if (ng->ctx_fd < 0) {
@@ -640,6 +691,26 @@ static int ng_setup(struct ng *ng)
 		printf("ATTACH_REGION %u: %s\n", ng->region, ng_errname(-ret));
 		return 1;
 	}
+	return 0;
+}
+
+/* 0, 1 on failure, 3 if the kernel has no netgpu or no NIC interface. */
+static int ng_setup(struct ng *ng)
+{
+	size_t len = ng->pages * ng->page, want;
+	struct netgpu_bind_queue bq;
+	__u64 *e;
+	int ret;
+
+	ng->mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (ng->mem == MAP_FAILED) {
+		ng->mem = NULL;
+		return perror("nsim_netgpu: mmap"), 1;
+	}
+	ret = ng_open_context(ng, -1);
+	if (ret)
+		return ret;
 
 	ret = ng_bind_queue(ng->ctx_fd, 0, 0, &bq);
 	if (ret == -EOPNOTSUPP) {
@@ -1312,9 +1383,8 @@ static int do_udmabuf_sweep(int argc, char **argv)
 	dev = open("/dev/udmabuf", O_RDWR);
 	if (dev < 0)
 		return perror("/dev/udmabuf"), 1;
-	memfd = memfd_create("udmabuf-sweep", MFD_ALLOW_SEALING);
-	if (memfd < 0 || ftruncate(memfd, uc.size) < 0 ||
-	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+	memfd = ng_memfd("udmabuf-sweep", uc.size);
+	if (memfd < 0)
 		return perror("memfd"), 1;
 	uc.memfd = memfd;
 	nth = open("/proc/thread-self/fail-nth", O_RDWR);
@@ -1351,6 +1421,470 @@ static int do_udmabuf_sweep(int argc, char **argv)
 	return leaked || n == 10000 ? 1 : 0;
 }
 
+/* ===== send: the nsim_tcp stream sent zero copy from a region ===== */
+
+#define NG_TX_SLOT		(256 * 1024)	/* bytes of the region a slot */
+#define NG_TX_CQ_ENTRIES	64	/* completion ring */
+#define NG_TX_RX_ENTRIES	16	/* rx ring (required, never read) */
+#define NG_TX_SNDTIMEO_S	5	/* a SEND's wait for the send buffer */
+#define NG_TX_DRAIN_MS		120000	/* completions after the last send */
+
+struct ng_tx {
+	int sq_fd;
+	struct netgpu_ring *cq;
+	size_t cq_size;
+	uint32_t cq_entries;
+	size_t nslots;
+	unsigned int *out;	/* each slot's sends not completed yet */
+	unsigned long long sends, reaped, unexpected;
+	long long progress;	/* ng_now_ms() of the last send or completion */
+};
+
+/*
+ * A TCP socket connected to @addr (IPv4 or IPv6) port @port, trying for
+ * 5 s while nothing listens; -1 with errno set on failure.
+ */
+static int ng_connect(const char *addr, const char *port)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in6 *sa6 = (struct sockaddr_in6 *)&ss;
+	struct sockaddr_in *sa = (struct sockaddr_in *)&ss;
+	socklen_t salen;
+	int fd, tries, err;
+
+	memset(&ss, 0, sizeof(ss));
+	if (inet_pton(AF_INET6, addr, &sa6->sin6_addr) == 1) {
+		sa6->sin6_family = AF_INET6;
+		sa6->sin6_port = htons(atoi(port));
+		salen = sizeof(*sa6);
+	} else if (inet_pton(AF_INET, addr, &sa->sin_addr) == 1) {
+		sa->sin_family = AF_INET;
+		sa->sin_port = htons(atoi(port));
+		salen = sizeof(*sa);
+	} else {
+		errno = EINVAL;
+		return -1;
+	}
+	for (tries = 0; ; tries++) {
+		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -1;
+		if (!connect(fd, (struct sockaddr *)&ss, salen))
+			return fd;
+		err = errno;
+		close(fd);
+		errno = err;
+		if (tries == 50 || ng_stop)
+			return -1;
+		ng_sleep_ms(100);
+	}
+}
+
+/*
+ * The completions published since the last call: each gives back one
+ * send of its slot.  The number reaped, or -1 for a producer index more
+ * than a ring ahead.
+ */
+static int ng_tx_reap(struct ng_tx *tx)
+{
+	const __u64 *e = (const __u64 *)((char *)tx->cq + sizeof(*tx->cq));
+	uint32_t prod = __atomic_load_n(&tx->cq->prod, __ATOMIC_ACQUIRE);
+	uint32_t cons = tx->cq->cons, n = prod - cons, i;
+
+	if (n > tx->cq_entries) {
+		printf("completion ring: prod %u cons %u, more than %u entries\n",
+		       prod, cons, tx->cq_entries);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		__u64 slot = e[(cons + i) & (tx->cq_entries - 1)];
+
+		if (slot < tx->nslots && tx->out[slot]) {
+			tx->out[slot]--;
+		} else {
+			if (!tx->unexpected)
+				printf("completion ring: unexpected entry %llu\n",
+				       (unsigned long long)slot);
+			tx->unexpected++;
+		}
+	}
+	if (n) {
+		__atomic_store_n(&tx->cq->cons, prod, __ATOMIC_RELEASE);
+		tx->reaped += n;
+		tx->progress = ng_now_ms();
+	}
+	return n;
+}
+
+/*
+ * Reap the completions, waiting up to @ms for one (poll(): EPOLLRDBAND)
+ * if there is none; as ng_tx_reap().
+ */
+static int ng_tx_wait(struct ng_tx *tx, int ms)
+{
+	struct pollfd p = { .fd = tx->sq_fd, .events = POLLRDBAND };
+	int n = ng_tx_reap(tx);
+
+	if (n)
+		return n;
+	/* EPOLLERR and EPOLLHUP come unasked: no busy loop on them. */
+	if (poll(&p, 1, ms) == 1 && !(p.revents & POLLRDBAND))
+		ng_sleep_ms(10);
+	return ng_tx_reap(tx);
+}
+
+/* 0 once every send of @slot completed, or -errno. */
+static int ng_tx_await(struct ng_tx *tx, size_t slot)
+{
+	while (tx->out[slot]) {
+		if (ng_tx_wait(tx, 1000) < 0)
+			return -EIO;
+		if (ng_stop)
+			return -EINTR;
+		if (ng_now_ms() - tx->progress > NG_WAIT_MS)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/*
+ * One SEND of [@addr, @addr + @len) with @slot as its user_data; 0 (with
+ * *@bytes > 0 accepted) or -errno.
+ */
+static int ng_tx_send(struct ng_tx *tx, const unsigned char *addr, size_t len,
+		      size_t slot, unsigned long long *bytes)
+{
+	struct netgpu_send_iov iov = { .addr = (uintptr_t)addr, .len = len };
+	struct netgpu_send s;
+	int err;
+
+	memset(&s, 0, sizeof(s));
+	s.iov = (uintptr_t)&iov;
+	s.nr_iov = 1;
+	s.user_data = slot;
+	err = ng_ioctl(tx->sq_fd, NETGPU_SOCKQ_IOCTL_SEND, &s);
+	*bytes = s.bytes;
+	if (err)
+		return err;
+	if (!s.bytes || s.bytes > len) {
+		printf("SEND: returned 0 with bytes=%llu of %zu\n",
+		       (unsigned long long)s.bytes, len);
+		return -EIO;
+	}
+	tx->out[slot]++;
+	tx->sends++;
+	tx->progress = ng_now_ms();
+	return 0;
+}
+
+/*
+ * All @len bytes of @slot (at @p), a new send for what the socket did not
+ * take; 0 or -errno.  A full completion ring (ENOBUFS) is reaped.
+ */
+static int ng_tx_slot(struct ng_tx *tx, const unsigned char *p, size_t len,
+		      size_t slot, unsigned long long *sent)
+{
+	unsigned long long bytes;
+	size_t off = 0;
+	int err;
+
+	while (off < len) {
+		err = ng_tx_send(tx, p + off, len - off, slot, &bytes);
+		if (!err) {
+			off += bytes;
+			*sent += bytes;
+		} else if (err == -ENOBUFS) {
+			if (ng_tx_wait(tx, 1000) < 0)
+				return -EIO;
+		} else if (err != -EAGAIN && err != -EINTR) {
+			return err;
+		}
+		/* A signal may end a SEND early without an error. */
+		if (ng_stop)
+			return -EINTR;
+		if (ng_now_ms() - tx->progress > NG_WAIT_MS)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/* The next @n bytes of the stream into the region: the user writing. */
+static void ng_tx_fill(unsigned char *p, size_t n, struct stream *st)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = stream_next(st);
+}
+
+/*
+ * A udmabuf region: its first SEND must fail with EOPNOTSUPP (6.12's
+ * transmit skbs carry no dma-buf memory).  0 if it did, else 1.
+ */
+static int ng_tx_refused(struct ng_tx *tx, unsigned char *mem,
+			 struct stream *st, unsigned long long want)
+{
+	size_t n = want && want < NG_TX_SLOT ? want : NG_TX_SLOT;
+	unsigned long long bytes;
+	int err;
+
+	ng_tx_fill(mem, n, st);
+	err = ng_tx_send(tx, mem, n, 0, &bytes);
+	if (err == -EOPNOTSUPP) {
+		printf("nsim_netgpu: send dmabuf refused errno=EOPNOTSUPP\n");
+		return 0;
+	}
+	if (err)
+		printf("nsim_netgpu: send dmabuf SEND: %s (EOPNOTSUPP expected)\n",
+		       ng_errname(-err));
+	else
+		printf("nsim_netgpu: send dmabuf accepted bytes=%llu (EOPNOTSUPP expected)\n",
+		       bytes);
+	return 1;
+}
+
+/* A udmabuf of @len bytes mapped at @ng->mem: its fd, or -1. */
+static int ng_tx_udmabuf(struct ng *ng, size_t len, int *memfd)
+{
+	struct udmabuf_create uc = { .flags = UDMABUF_FLAGS_CLOEXEC };
+	int dev, fd;
+
+	*memfd = ng_memfd("nsim_netgpu", len);
+	if (*memfd < 0)
+		return perror("nsim_netgpu: memfd"), -1;
+	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return perror("nsim_netgpu: /dev/udmabuf"), -1;
+	uc.memfd = *memfd;
+	uc.size = len;
+	fd = ioctl(dev, UDMABUF_CREATE, &uc);
+	close(dev);
+	if (fd < 0)
+		return perror("nsim_netgpu: UDMABUF_CREATE"), -1;
+	/* The CPU writes the region through the memfd's pages. */
+	ng->mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *memfd,
+		       0);
+	if (ng->mem == MAP_FAILED) {
+		ng->mem = NULL;
+		close(fd);
+		return perror("nsim_netgpu: mmap of the memfd"), -1;
+	}
+	return fd;
+}
+
+/* ATTACH_SOCKET of @sock with a completion ring, mapped; 0 or 1. */
+static int ng_tx_attach(struct ng *ng, struct ng_tx *tx, int sock)
+{
+	struct netgpu_attach_socket as;
+	int ret;
+
+	memset(&as, 0, sizeof(as));
+	as.sock_fd = sock;
+	as.rx.entries = NG_TX_RX_ENTRIES;
+	as.rx.entry_size = sizeof(struct netgpu_rx_desc);
+	as.completion.entries = NG_TX_CQ_ENTRIES;
+	as.completion.entry_size = sizeof(__u64);
+	ret = ng_ioctl(ng->ctx_fd, NETGPU_CTX_IOCTL_ATTACH_SOCKET, &as);
+	if (ret < 0) {
+		printf("ATTACH_SOCKET: %s\n", ng_errname(-ret));
+		return 1;
+	}
+	tx->sq_fd = ret;
+	printf("attached socket: fd %d completion entries %u entry_size %u mmap_offset 0x%llx mmap_size %llu\n",
+	       tx->sq_fd, as.completion.entries, as.completion.entry_size,
+	       (unsigned long long)as.completion.mmap_offset,
+	       (unsigned long long)as.completion.mmap_size);
+	if (as.completion.entries != NG_TX_CQ_ENTRIES ||
+	    as.completion.entry_size != sizeof(__u64) ||
+	    as.completion.mmap_offset != NETGPU_OFF_COMPLETION_RING ||
+	    as.completion.mmap_size < sizeof(struct netgpu_ring) +
+				      NG_TX_CQ_ENTRIES * sizeof(__u64)) {
+		printf("ATTACH_SOCKET: unexpected completion ring geometry (want %u entries of 8 bytes at 0x%llx)\n",
+		       NG_TX_CQ_ENTRIES, NETGPU_OFF_COMPLETION_RING);
+		return 1;
+	}
+	tx->cq_entries = as.completion.entries;
+	tx->cq_size = as.completion.mmap_size;
+	tx->cq = mmap(NULL, tx->cq_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      tx->sq_fd, as.completion.mmap_offset);
+	if (tx->cq == MAP_FAILED) {
+		tx->cq = NULL;
+		printf("mmap completion ring: %s\n", ng_errname(errno));
+		return 1;
+	}
+	if (tx->cq->prod || tx->cq->cons || tx->cq->flags) {
+		printf("completion ring: a new ring must read all zero\n");
+		return 1;
+	}
+	return 0;
+}
+
+/* The stream through the slots of the region, each reused once completed. */
+static int ng_tx_stream(struct ng *ng, struct ng_tx *tx, struct stream *st,
+			unsigned long long want, unsigned long long *sent)
+{
+	size_t slot = 0, n;
+	unsigned char *p;
+	int err = 0;
+
+	tx->progress = ng_now_ms();
+	while (*sent < want && !err && !ng_stop) {
+		n = want - *sent < NG_TX_SLOT ? want - *sent : NG_TX_SLOT;
+		p = ng->mem + slot * NG_TX_SLOT;
+		err = ng_tx_await(tx, slot);
+		if (err)
+			break;
+		ng_tx_fill(p, n, st);
+		err = ng_tx_slot(tx, p, n, slot, sent);
+		slot = (slot + 1) % tx->nslots;
+	}
+	if (ng_stop)
+		printf("stopped by a signal after %llu of %llu bytes\n",
+		       *sent, want);
+	else if (err)
+		printf("send: %s after %llu of %llu bytes\n", ng_errname(-err),
+		       *sent, want);
+	return err || ng_stop;
+}
+
+/* Every accepted send's completion, within NG_TX_DRAIN_MS; 0 or 1. */
+static int ng_tx_drain(struct ng_tx *tx)
+{
+	long long deadline = ng_now_ms() + NG_TX_DRAIN_MS;
+
+	while (tx->reaped < tx->sends && !ng_stop) {
+		if (ng_tx_wait(tx, 1000) < 0)
+			return 1;
+		if (ng_now_ms() > deadline) {
+			printf("drain: %llu of %llu sends completed within %d s\n",
+			       tx->reaped, tx->sends, NG_TX_DRAIN_MS / 1000);
+			return 1;
+		}
+	}
+	return tx->reaped < tx->sends;
+}
+
+static int do_send(int argc, char **argv)
+{
+	struct ng ng = { .mem_fd = -1, .ctx_fd = -1, .ifq_fd = -1 };
+	struct timeval tv = { NG_TX_SNDTIMEO_S, 0 };
+	struct ng_tx tx = { .sq_fd = -1 };
+	unsigned long long want, sent = 0;
+	int memfd = -1, dmabuf = -1, sock = -1, rc = 1, udmabuf, err;
+	unsigned long mib = 8;
+	struct netgpu_stats st;
+	struct stream strm;
+	long long t0;
+	size_t len;
+
+	if (argc < 8 || argc > 9)
+		return 2;
+	udmabuf = !strcmp(argv[7], "udmabuf");
+	if (!udmabuf && strcmp(argv[7], "host"))
+		return 2;
+	if (argc > 8)
+		mib = strtoul(argv[8], NULL, 0);
+	if (mib < 1 || mib > 1024)
+		return 2;
+	ng.ifindex = if_nametoindex(argv[2]);
+	if (!ng.ifindex)
+		return perror("nsim_netgpu: if_nametoindex"), 2;
+	ng.page = sysconf(_SC_PAGESIZE);
+	len = mib << 20;
+	ng.pages = len / ng.page;
+	want = strtoull(argv[5], NULL, 0);
+	stream_init(&strm, strtoull(argv[6], NULL, 0));
+	ng_catch_signals();
+	printf("nsim_netgpu: pid %d sending %llu bytes to %s port %s from %lu MiB of %s on %s\n",
+	       (int)getpid(), want, argv[3], argv[4], mib,
+	       udmabuf ? "udmabuf" : "host memory", argv[2]);
+
+	if (udmabuf) {
+		dmabuf = ng_tx_udmabuf(&ng, len, &memfd);
+		if (dmabuf < 0)
+			goto out;
+	} else {
+		ng.mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+			      -1, 0);
+		if (ng.mem == MAP_FAILED) {
+			ng.mem = NULL;
+			perror("nsim_netgpu: mmap");
+			goto out;
+		}
+	}
+	rc = ng_open_context(&ng, dmabuf);
+	if (rc)
+		goto out;
+	rc = 1;
+	tx.nslots = len / NG_TX_SLOT;
+	tx.out = calloc(tx.nslots, sizeof(*tx.out));
+	if (!tx.out)
+		goto out;
+
+	sock = ng_connect(argv[3], argv[4]);
+	if (sock < 0) {
+		printf("connect %s port %s: %s\n", argv[3], argv[4],
+		       ng_errname(errno));
+		goto out;
+	}
+	/* Every wait of a SEND is bounded; a stall fails after NG_WAIT_MS. */
+	setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	printf("connected to %s port %s\n", argv[3], argv[4]);
+	if (ng_tx_attach(&ng, &tx, sock))
+		goto out;
+
+	if (udmabuf) {
+		rc = ng_tx_refused(&tx, ng.mem, &strm, want);
+		goto out;
+	}
+	t0 = ng_now_ms();
+	rc = ng_tx_stream(&ng, &tx, &strm, want, &sent);
+	/* The receiver sees the end once it has every byte. */
+	shutdown(sock, SHUT_WR);
+	if (!ng_stop)
+		rc |= ng_tx_drain(&tx);
+
+	memset(&st, 0xff, sizeof(st));
+	err = ng_ioctl(tx.sq_fd, NETGPU_IOCTL_GET_STATS, &st);
+	if (err) {
+		printf("GET_STATS: %s\n", ng_errname(-err));
+		rc = 1;
+		goto out;
+	}
+	printf("nsim_netgpu: send bytes=%llu sends=%llu completions=%llu copied=%llu pending=%llu lost=%llu reaped=%llu unexpected=%llu secs=%.3f\n",
+	       sent, (unsigned long long)st.tx_sends,
+	       (unsigned long long)st.tx_completions,
+	       (unsigned long long)st.tx_copied,
+	       (unsigned long long)st.tx_pending,
+	       (unsigned long long)st.tx_lost, tx.reaped, tx.unexpected,
+	       (ng_now_ms() - t0) / 1000.0);
+	if (st.tx_bytes != sent || st.tx_sends != tx.sends) {
+		printf("stats: tx_bytes=%llu tx_sends=%llu, %llu bytes in %llu sends accepted\n",
+		       (unsigned long long)st.tx_bytes,
+		       (unsigned long long)st.tx_sends, sent, tx.sends);
+		rc = 1;
+	}
+	if (ng_stop || sent != want || st.tx_completions != st.tx_sends ||
+	    tx.reaped != tx.sends || tx.unexpected || st.tx_pending ||
+	    st.tx_lost)
+		rc = 1;
+out:
+	if (tx.cq)
+		munmap(tx.cq, tx.cq_size);
+	if (tx.sq_fd >= 0)
+		close(tx.sq_fd);
+	if (sock >= 0)
+		close(sock);
+	free(tx.out);
+	ng_close(&ng);
+	if (dmabuf >= 0)
+		close(dmabuf);
+	if (memfd >= 0)
+		close(memfd);
+	return rc;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
@@ -1359,6 +1893,7 @@ static int usage(void)
 		"       nsim_netgpu packet <ifname> <seconds>\n"
 		"       nsim_netgpu netlink <ifname | ->\n"
 		"       nsim_netgpu udmabuf-sweep <pages>\n"
+		"       nsim_netgpu send <ifname> <address> <port> <bytes> <seed> <host|udmabuf> [<region MiB>]\n"
 		"bind commands (\"<n> <command>\" lines): check <seed> <bytes>, stats,\n"
 		"ring, poll, bind2, dead, unbind, quit\n");
 	return 2;
@@ -1380,6 +1915,8 @@ int main(int argc, char **argv)
 		rc = do_netlink(argc, argv);
 	else if (argc > 1 && !strcmp(argv[1], "udmabuf-sweep"))
 		rc = do_udmabuf_sweep(argc, argv);
+	else if (argc > 1 && !strcmp(argv[1], "send"))
+		rc = do_send(argc, argv);
 	if (rc == 2 || rc < 0)
 		return usage();
 	printf("nsim_netgpu: exit %d\n", rc);

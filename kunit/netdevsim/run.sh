@@ -16,6 +16,11 @@
 # into its pages; then the guards of patches/0011-0013, down/up and
 # unbind while bound; the teardown deletes A under a binding.
 #
+# netgpu's zero-copy transmit: B sends from a region of a context on its
+# device (nsim_netgpu send), A checks every byte (nsim_tcp recv); from a
+# udmabuf it is refused; a sender killed mid-stream leaves nothing
+# pinned once the stack lets its last skbs go.
+#
 # Parameters (kernel command line, name=value): nsim_bytes (default
 # 4194304), nsim_seed (default 1), nsim_netgpu_bytes (default 32768, a
 # multiple of 8:
@@ -922,6 +927,146 @@ case_teardown() {
 	return $ktap_fail
 }
 
+# ----- netgpu's zero-copy transmit (nsim_netgpu send) -----
+#
+# nsim_netgpu send, in B, attaches its socket to a context of B's device
+# and a region (no queue bound: sending needs none) and sends the nsim_tcp
+# stream from the region's pages; nsim_tcp recv, in A, checks every byte.
+# Each accepted send completes once on the completion ring when neither
+# the stack nor the device reads it any more; the region stays pinned
+# until the last one.  Every wait is bounded.
+
+# ngtx_recv <bytes> <seed>: nsim_tcp recv listening in A; NGTX_RX its pid
+# (nsim_tcp's own).  1, and no receiver left, if it does not listen.
+ngtx_recv() {
+	rm -f /tmp/recv.out
+	( ex_a "$NSIM_TCP" recv $PORT "$1" "$2" ) > /tmp/recv.out 2>&1 &
+	NGTX_RX=$!
+	wait_for /tmp/recv.out listening 30 "$NGTX_RX" && return 0
+	kill "$NGTX_RX" 2>/dev/null
+	wait "$NGTX_RX"
+	diag_file "nsim_tcp recv" /tmp/recv.out
+	return 1
+}
+
+# ngtx_recv_end <label> <seconds>: the receiver's exit status once it
+# reported (SIGTERM after <seconds> without a report), its output to the
+# console.
+ngtx_recv_end() {
+	local rc
+	wait_for /tmp/recv.out '^nsim_tcp: recv bytes=' "$2" "$NGTX_RX" ||
+		kill "$NGTX_RX" 2>/dev/null
+	wait "$NGTX_RX"
+	rc=$?
+	diag_file "$1" /tmp/recv.out
+	return $rc
+}
+
+# ngtx_pins_back <count> <seconds>: pins_back <count>, tried for up to
+# <seconds> (5 s a try): a send's region stays pinned until the stack let
+# its last skb go.
+ngtx_pins_back() {
+	local t=5
+	while ! pins_back "$1"; do
+		[ $t -lt "$2" ] || return 1
+		t=$((t + 5))
+	done
+}
+
+# ngtx_field <name>: a field of the sender's report, -1 without one.
+ngtx_field() {
+	local v
+	v=$(sed -n "s/^nsim_netgpu: send .* $1=\([0-9]*\) .*/\1/p" /tmp/ngtx.out)
+	echo "${v:--1}"
+}
+
+case_netgpu_tx_host() {
+	local p0 src rc s c
+	p0=$(pins_out)
+	ktap_check "tx_host: nsim_tcp listening in A" \
+		ngtx_recv "$RX_BYTES" $((SEED + 60)) || return 1
+	in_b timeout 300 "$NSIM_NETGPU" send "$IF_B" "$A_IP" $PORT "$RX_BYTES" \
+		$((SEED + 60)) host > /tmp/ngtx.out 2>&1
+	src=$?
+	diag_file netgpu_tx_host /tmp/ngtx.out
+	ngtx_recv_end netgpu_tx_host 60
+	rc=$?
+	s=$(ngtx_field sends) c=$(ngtx_field completions)
+	ktap_check "tx_host: B sent $RX_BYTES bytes zero copy from host memory (exit $src)" \
+		sh -c "[ $src -eq 0 ] && grep -q '^nsim_netgpu: send bytes=$RX_BYTES ' /tmp/ngtx.out"
+	ktap_check "tx_host: each of the $s sends completed once ($c completions), none pending or lost" \
+		sh -c "[ $s -gt 0 ] && [ $c -eq $s ] && [ $(ngtx_field reaped) -eq $s ] && [ $(ngtx_field pending)/$(ngtx_field lost)/$(ngtx_field unexpected) = 0/0/0 ]"
+	ktap_check "tx_host: A received $RX_BYTES bytes, every byte right (exit $rc)" \
+		sh -c "[ $rc -eq 0 ] && grep -q '^nsim_tcp: recv bytes=$RX_BYTES mismatches=0 ' /tmp/recv.out"
+	ktap_check "tx_host: the region unpinned (no more than the $p0 pins out before)" \
+		ngtx_pins_back "$p0" 30
+	return $ktap_fail
+}
+
+# A udmabuf region cannot be sent from on 6.12 (no net_iov in transmit
+# skbs): the first SEND fails with EOPNOTSUPP.  The receiver, there for
+# the connection, gets no byte and ends when the sender closes.
+case_netgpu_tx_dmabuf_refused() {
+	local p0 src rc
+	p0=$(pins_out)
+	ktap_check "tx_dmabuf_refused: nsim_tcp listening in A" \
+		ngtx_recv 0 $((SEED + 61)) || return 1
+	in_b timeout 60 "$NSIM_NETGPU" send "$IF_B" "$A_IP" $PORT "$RX_SMALL" \
+		$((SEED + 61)) udmabuf > /tmp/ngtx.out 2>&1
+	src=$?
+	diag_file netgpu_tx_dmabuf_refused /tmp/ngtx.out
+	ngtx_recv_end netgpu_tx_dmabuf_refused 10
+	rc=$?
+	ktap_check "tx_dmabuf_refused: the first SEND from a udmabuf region failed with EOPNOTSUPP (exit $src)" \
+		sh -c "[ $src -eq 0 ] && grep -q '^nsim_netgpu: send dmabuf refused errno=EOPNOTSUPP$' /tmp/ngtx.out"
+	ktap_check "tx_dmabuf_refused: the receiver got no byte and ended (exit $rc)" \
+		sh -c "[ $rc -eq 0 ] && grep -q '^nsim_tcp: recv bytes=0 mismatches=0 ' /tmp/recv.out"
+	ktap_check "tx_dmabuf_refused: no process left (receiver pid $NGTX_RX: $(pstate "$NGTX_RX"))" \
+		test "$(pstate "$NGTX_RX")" = gone
+	ktap_check "tx_dmabuf_refused: no dma-buf left" no_dmabufs
+	ktap_check "tx_dmabuf_refused: the udmabuf's pages unpinned (no more than the $p0 pins out before)" \
+		pins_back "$p0"
+	return $ktap_fail
+}
+
+# The sender killed with SIGKILL mid-stream (nsim_netgpu itself: ex_b and
+# busybox's timeout exec it, so $! is its pid).  Its sends still in the
+# stack keep the region pinned until their skbs go: the socket, closed
+# at the exit, still sends what it holds, then its end; the receiver gets
+# a part of the stream, all of it right.
+case_netgpu_tx_killed() {
+	local p0 o0 o1 pid rc rrc got
+	p0=$(pins_out)
+	ktap_check "tx_killed: nsim_tcp listening in A" \
+		ngtx_recv "$RX_BYTES" $((SEED + 62)) || return 1
+	o0=$(ip_in_octets "$PID_A")
+	( ex_b timeout 300 "$NSIM_NETGPU" send "$IF_B" "$A_IP" $PORT "$RX_BYTES" \
+		$((SEED + 62)) host ) > /tmp/ngtx.out 2>&1 &
+	pid=$!
+	wait_for /tmp/ngtx.out '^attached socket|^nsim_netgpu: exit' 30 "$pid"
+	# Killed once a MiB of the stream has arrived.
+	wait_octets "$PID_A" $((o0 + 1048576)) 30
+	o1=$(ip_in_octets "$PID_A")
+	ktap_check "tx_killed: nsim_netgpu (pid $pid) sending, $((o1 - o0)) IP bytes of the $RX_BYTES-byte stream in" \
+		alive_as "$pid" nsim_netgpu
+	kill -KILL "$pid"
+	wait "$pid"
+	rc=$?
+	diag_file netgpu_tx_killed /tmp/ngtx.out
+	ngtx_recv_end netgpu_tx_killed 60
+	rrc=$?
+	got=$(sed -n 's/^nsim_tcp: recv bytes=\([0-9]*\) .*/\1/p' /tmp/recv.out)
+	ktap_check "tx_killed: nsim_netgpu died of the SIGKILL (status $rc, 137 expected) before its report" \
+		sh -c "[ $rc -eq 137 ] && ! grep -q '^nsim_netgpu: send bytes=' /tmp/ngtx.out"
+	ktap_check "tx_killed: A got part of the stream (${got:-none} of $RX_BYTES bytes), all of it right, and ended (exit $rrc)" \
+		sh -c "[ '${got:-0}' -gt 0 ] && [ '${got:-0}' -lt $RX_BYTES ] && grep -q ' mismatches=0 ' /tmp/recv.out"
+	ktap_check "tx_killed: every page it pinned unpinned within 30 s (no more than the $p0 pins out before it)" \
+		ngtx_pins_back "$p0" 30
+	ktap_check "tx_killed: no process left (sender pid $pid: $(pstate "$pid"), receiver pid $NGTX_RX: $(pstate "$NGTX_RX"))" \
+		test "$(pstate "$pid")/$(pstate "$NGTX_RX")" = gone/gone
+	return $ktap_fail
+}
+
 # udmabuf's error paths (patches/0018): UDMABUF_CREATE with its 1st,
 # 2nd, ... allocation failing (fail-nth, GFP_KERNEL included), until it
 # completes; none may leave a folio pinned.  Without 0018 a failed
@@ -977,7 +1122,7 @@ if [ -n "${nsim_bench:-}" ]; then
 	exit
 fi
 
-ktap_begin netdevsim_rx 24
+ktap_begin netdevsim_rx 27
 nsim_case netdevsim_rx_setup case_setup
 nsim_case netdevsim_rx_tcp_plain case_tcp_plain
 nsim_case netdevsim_rx_tcp_split case_tcp_split
@@ -999,6 +1144,9 @@ nsim_case netdevsim_rx_netgpu_rx_hostile case_netgpu_rx_hostile
 nsim_case netdevsim_rx_netgpu_rx_remove case_netgpu_rx_remove
 nsim_case netdevsim_rx_netgpu_fuzz case_netgpu_fuzz
 nsim_case netdevsim_rx_netgpu_rx_unplug case_netgpu_rx_unplug
+nsim_case netdevsim_rx_netgpu_tx_host case_netgpu_tx_host
+nsim_case netdevsim_rx_netgpu_tx_dmabuf_refused case_netgpu_tx_dmabuf_refused
+nsim_case netdevsim_rx_netgpu_tx_killed case_netgpu_tx_killed
 nsim_case netdevsim_rx_udmabuf_fail_nth case_udmabuf_fail_nth
 nsim_case netdevsim_rx_teardown case_teardown
 nsim_case netdevsim_rx_kmemleak case_kmemleak
