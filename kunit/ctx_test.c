@@ -538,13 +538,15 @@ static void netgpu_ctx_test_region_refused(struct kunit *test)
 static void netgpu_ctx_test_bind_queue(struct kunit *test)
 {
 	struct netgpu_queue_geom geom = { .entries = 64, .entry_size = 8 };
+	struct netgpu_queue_geom rx = { .entries = 64, .entry_size = 16 };
+	struct netgpu_queue_geom bad_cq = rx;
 	struct netgpu_ctx *ctx;
 	u32 qid = 0;
 
 	ctx = ctx_new(test);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_bind_queue(ctx, &qid, false, &geom)),
 			-ENODEV);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &geom, NULL)),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &rx, NULL)),
 			-ENODEV);
 	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
 						    ctx_dev(test)->ifindex),
@@ -558,8 +560,16 @@ static void netgpu_ctx_test_bind_queue(struct kunit *test)
 			-EOPNOTSUPP);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_bind_queue(ctx, &qid, true, &geom)),
 			-EOPNOTSUPP);
-	/* Checked before the socket: no descriptor is open. */
+	/*
+	 * The rings' geometry is checked before the socket (a fill ring's
+	 * entry size is no rx ring's; an rx ring's no completion ring's),
+	 * then the descriptor: none is open.
+	 */
 	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &geom, NULL)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &rx, &bad_cq)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &rx, NULL)),
 			-EBADF);
 }
 

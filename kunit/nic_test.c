@@ -3166,6 +3166,9 @@ static int sock_test_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
  * another recvmsg as sockmap installs, sk_user_data as kernel users
  * set it).  TCP over IPv6 is attached.
  */
+/* sk_user_data keeps flags in its low bits: the owner must be 8-aligned. */
+static u64 sock_test_user_data;
+
 static void netgpu_sock_test_attach_refused(struct kunit *test)
 {
 	struct netgpu_queue_geom g = SOCK_RX_GEOM;
@@ -3220,7 +3223,7 @@ static void netgpu_sock_test_attach_refused(struct kunit *test)
 	file = sock_file(test, AF_INET, SOCK_STREAM, IPPROTO_TCP);
 	sk = sock_from_file(file)->sk;
 	write_lock_bh(&sk->sk_callback_lock);
-	rcu_assign_sk_user_data(sk, test);
+	rcu_assign_sk_user_data(sk, &sock_test_user_data);
 	write_unlock_bh(&sk->sk_callback_lock);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_sockq_create(ctx, file, &g, NULL)),
 			-EOPNOTSUPP);
@@ -4822,7 +4825,7 @@ static void sock_expect_wrong_kind(struct kunit *test, struct sock_fds *fds,
 			-ENOTTY);
 	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_IFQ, 0, u), -ENOTTY);
 	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_SOCKQ,
-					    _IOWR(NETGPU_IOCTL_TYPE, 0x31,
+					    _IOWR(NETGPU_IOCTL_TYPE, 0x3f,
 						  struct netgpu_recv), u),
 			-ENOTTY);
 	KUNIT_EXPECT_EQ(test, sock_fd_ioctl(fds, SOCK_FD_SOCKQ,
@@ -4911,7 +4914,7 @@ static void netgpu_sock_test_queue_ioctls(struct kunit *test)
 		.entries = 64, .entry_size = sizeof(struct netgpu_rx_desc),
 	};
 	struct nic_fix *f = test->priv;
-	struct netgpu_stats sst, ist, cst;
+	struct netgpu_stats *sst, *ist, *cst;
 	struct sock_uring ur = {};
 	struct sock_fds fds = {};
 	struct netgpu_account a;
@@ -4930,6 +4933,10 @@ static void netgpu_sock_test_queue_ioctls(struct kunit *test)
 
 	if (!current->files)
 		kunit_skip(test, "Test requires: a file table");
+	sst = kunit_kcalloc(test, 3, sizeof(*sst), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sst);
+	ist = sst + 1;
+	cst = sst + 2;
 	data = sock_pattern(test, len, 21);
 	u = (void __user *)kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
 					 PROT_READ | PROT_WRITE,
@@ -4959,8 +4966,8 @@ static void netgpu_sock_test_queue_ioctls(struct kunit *test)
 	sock_expect_stats_sizes(test, &fds, SOCK_FD_CTX, u);
 	sock_expect_stats_sizes(test, &fds, SOCK_FD_IFQ, u);
 	sock_expect_stats_sizes(test, &fds, SOCK_FD_SOCKQ, u);
-	sock_stats(test, &fds, SOCK_FD_SOCKQ, u, &sst);
-	KUNIT_EXPECT_TRUE(test, !memchr_inv(&sst, 0, sizeof(sst)));
+	sock_stats(test, &fds, SOCK_FD_SOCKQ, u, sst);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(sst, 0, sizeof(*sst)));
 
 	/* The stream, read with RECV until every byte is described. */
 	sock_send(test, cli, data, len, 0);
@@ -4984,12 +4991,12 @@ static void netgpu_sock_test_queue_ioctls(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, rv.status & ~NETGPU_RECV_NO_BUFFERS, 0);
 
 		/* Descriptors not consumed: prod - cons, as read here. */
-		sock_stats(test, &fds, SOCK_FD_SOCKQ, u, &sst);
-		KUNIT_EXPECT_EQ(test, sst.bufs_rx_ring, pass_descs);
+		sock_stats(test, &fds, SOCK_FD_SOCKQ, u, sst);
+		KUNIT_EXPECT_EQ(test, sst->bufs_rx_ring, pass_descs);
 		/* User space writes anything to cons: at most the ring. */
 		sock_uring_set_cons(test, &ur, prod + 1000);
-		sock_stats(test, &fds, SOCK_FD_SOCKQ, u, &sst);
-		KUNIT_EXPECT_EQ(test, sst.bufs_rx_ring, ur.entries);
+		sock_stats(test, &fds, SOCK_FD_SOCKQ, u, sst);
+		KUNIT_EXPECT_EQ(test, sst->bufs_rx_ring, ur.entries);
 		sock_uring_set_cons(test, &ur, cons);
 
 		for (; cons != prod; cons++) {
@@ -5009,8 +5016,8 @@ static void netgpu_sock_test_queue_ioctls(struct kunit *test)
 		}
 		KUNIT_EXPECT_EQ(test, rv.bytes, pass_bytes);
 		sock_uring_set_cons(test, &ur, cons);
-		sock_stats(test, &fds, SOCK_FD_SOCKQ, u, &sst);
-		KUNIT_EXPECT_EQ(test, sst.bufs_rx_ring, 0);
+		sock_stats(test, &fds, SOCK_FD_SOCKQ, u, sst);
+		KUNIT_EXPECT_EQ(test, sst->bufs_rx_ring, 0);
 		if (rv.status & NETGPU_RECV_NO_BUFFERS) {
 			KUNIT_FAIL(test, "8 buffers for %zu bytes", len);
 			break;
@@ -5019,23 +5026,23 @@ static void netgpu_sock_test_queue_ioctls(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bytes, len);
 
 	/* The socket queue's counters: what the case sent and read. */
-	sock_stats(test, &fds, SOCK_FD_SOCKQ, u, &sst);
-	KUNIT_EXPECT_EQ(test, sst.rx_descs, nr_descs);
-	KUNIT_EXPECT_EQ(test, sst.rx_bytes, len);
-	KUNIT_EXPECT_EQ(test, sst.rx_copied, copied);
-	KUNIT_EXPECT_EQ(test, sst.rx_copied, len);
-	KUNIT_EXPECT_EQ(test, sst.rx_refused, 0);
-	KUNIT_EXPECT_EQ(test, sst.bufs_rx_ring, 0);
-	KUNIT_EXPECT_EQ(test, sst.fill_taken + sst.bufs_cache + sst.bufs_nic +
-			sst.bufs_stack + sst.bufs_user, 0);
+	sock_stats(test, &fds, SOCK_FD_SOCKQ, u, sst);
+	KUNIT_EXPECT_EQ(test, sst->rx_descs, nr_descs);
+	KUNIT_EXPECT_EQ(test, sst->rx_bytes, len);
+	KUNIT_EXPECT_EQ(test, sst->rx_copied, copied);
+	KUNIT_EXPECT_EQ(test, sst->rx_copied, len);
+	KUNIT_EXPECT_EQ(test, sst->rx_refused, 0);
+	KUNIT_EXPECT_EQ(test, sst->bufs_rx_ring, 0);
+	KUNIT_EXPECT_EQ(test, sst->fill_taken + sst->bufs_cache + sst->bufs_nic +
+			sst->bufs_stack + sst->bufs_user, 0);
 
 	/* The interface queue's: a buffer per copy, none given back yet. */
-	sock_stats(test, &fds, SOCK_FD_IFQ, u, &ist);
-	KUNIT_EXPECT_EQ(test, ist.bufs_user, nr_descs);
-	KUNIT_EXPECT_EQ(test, ist.bufs_cache, 8 - nr_descs);
-	KUNIT_EXPECT_EQ(test, ist.fill_taken, 0);
-	KUNIT_EXPECT_EQ(test, ist.rx_descs + ist.rx_bytes + ist.rx_copied +
-			ist.rx_refused + ist.bufs_rx_ring, 0);
+	sock_stats(test, &fds, SOCK_FD_IFQ, u, ist);
+	KUNIT_EXPECT_EQ(test, ist->bufs_user, nr_descs);
+	KUNIT_EXPECT_EQ(test, ist->bufs_cache, 8 - nr_descs);
+	KUNIT_EXPECT_EQ(test, ist->fill_taken, 0);
+	KUNIT_EXPECT_EQ(test, ist->rx_descs + ist->rx_bytes + ist->rx_copied +
+			ist->rx_refused + ist->bufs_rx_ring, 0);
 
 	/* Half of them given back through the fill ring, and refilled. */
 	nr_given = min_t(int, nr_given, nr_descs) / 2 ?: 1;
@@ -5044,37 +5051,37 @@ static void netgpu_sock_test_queue_ioctls(struct kunit *test)
 	n = sock_drain(f->nic->pp, got, ARRAY_SIZE(got));
 	sock_put_all(f->nic->pp, got, n);
 
-	sock_stats(test, &fds, SOCK_FD_IFQ, u, &ist);
-	sock_stats(test, &fds, SOCK_FD_SOCKQ, u, &sst);
-	sock_stats(test, &fds, SOCK_FD_CTX, u, &cst);
-	KUNIT_EXPECT_EQ(test, ist.fill_taken, nr_given);
-	KUNIT_EXPECT_EQ(test, ist.bufs_user, nr_descs - nr_given);
-	KUNIT_EXPECT_EQ(test, ist.bufs_cache + ist.bufs_nic + ist.bufs_stack +
-			ist.bufs_user, 8);
-	KUNIT_EXPECT_EQ(test, ist.fill_unaligned + ist.fill_no_region +
-			ist.fill_never_given + ist.fill_twice + ist.fill_in_nic +
-			ist.fill_in_stack + ist.fill_bad_index, 0);
+	sock_stats(test, &fds, SOCK_FD_IFQ, u, ist);
+	sock_stats(test, &fds, SOCK_FD_SOCKQ, u, sst);
+	sock_stats(test, &fds, SOCK_FD_CTX, u, cst);
+	KUNIT_EXPECT_EQ(test, ist->fill_taken, nr_given);
+	KUNIT_EXPECT_EQ(test, ist->bufs_user, nr_descs - nr_given);
+	KUNIT_EXPECT_EQ(test, ist->bufs_cache + ist->bufs_nic + ist->bufs_stack +
+			ist->bufs_user, 8);
+	KUNIT_EXPECT_EQ(test, ist->fill_unaligned + ist->fill_no_region +
+			ist->fill_never_given + ist->fill_twice + ist->fill_in_nic +
+			ist->fill_in_stack + ist->fill_bad_index, 0);
 
 	/* The context's: the sums of its two queues, field by field. */
-	for (i = 0; i < sizeof(cst) / sizeof(u64); i++)
-		KUNIT_EXPECT_EQ_MSG(test, ((u64 *)&cst)[i],
-				    ((u64 *)&ist)[i] + ((u64 *)&sst)[i],
+	for (i = 0; i < sizeof(*cst) / sizeof(u64); i++)
+		KUNIT_EXPECT_EQ_MSG(test, ((u64 *)cst)[i],
+				    ((u64 *)ist)[i] + ((u64 *)sst)[i],
 				    "field %u", i);
-	KUNIT_EXPECT_EQ(test, cst.rx_descs, nr_descs);
-	KUNIT_EXPECT_EQ(test, cst.rx_bytes, len);
+	KUNIT_EXPECT_EQ(test, cst->rx_descs, nr_descs);
+	KUNIT_EXPECT_EQ(test, cst->rx_bytes, len);
 
 	/* The accounting, against the counters it is computed from. */
 	netgpu_ctx_account(fds.ctx, &a);
-	KUNIT_EXPECT_EQ(test, a.descs, cst.rx_descs);
-	KUNIT_EXPECT_EQ(test, a.returned, cst.fill_taken);
-	KUNIT_EXPECT_EQ(test, a.free, cst.bufs_cache);
-	KUNIT_EXPECT_EQ(test, a.total, cst.bufs_cache + cst.bufs_nic +
-			cst.bufs_stack + cst.bufs_user);
+	KUNIT_EXPECT_EQ(test, a.descs, cst->rx_descs);
+	KUNIT_EXPECT_EQ(test, a.returned, cst->fill_taken);
+	KUNIT_EXPECT_EQ(test, a.free, cst->bufs_cache);
+	KUNIT_EXPECT_EQ(test, a.total, cst->bufs_cache + cst->bufs_nic +
+			cst->bufs_stack + cst->bufs_user);
 	KUNIT_EXPECT_EQ(test, a.pool + a.copies,
-			cst.bufs_nic + cst.bufs_stack + cst.bufs_user);
+			cst->bufs_nic + cst->bufs_stack + cst->bufs_user);
 	/* One reference per copy: the buffers user space holds. */
-	KUNIT_EXPECT_EQ(test, a.urefs, cst.bufs_user);
-	KUNIT_EXPECT_EQ(test, a.outstanding, (s64)cst.bufs_user);
+	KUNIT_EXPECT_EQ(test, a.urefs, cst->bufs_user);
+	KUNIT_EXPECT_EQ(test, a.outstanding, (s64)cst->bufs_user);
 	KUNIT_EXPECT_EQ(test, a.lost, 0);
 	KUNIT_EXPECT_EQ(test, a.scrubbed, 0);
 	sock_expect_accounting_line(test, &a);
@@ -5751,6 +5758,7 @@ static void netgpu_sock_test_tx_ioctl(struct kunit *test)
 	struct netgpu_mem *mem;
 	struct file *tcp;
 	struct socket *cli;
+	unsigned long hole;
 	void __user *u;
 	u8 *data, *got;
 	u64 entry;
@@ -5807,6 +5815,16 @@ static void netgpu_sock_test_tx_ioctl(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, copy_to_user(u + 256, iov, sizeof(iov)), 0);
 	ok = (struct netgpu_send){ .iov = (u64)(unsigned long)(u + 256),
 				   .nr_iov = 2, .user_data = 0xc0ffee };
+	/*
+	 * An iov array that runs off its mapping: the page after it is
+	 * unmapped here, after the last mmap of the case, so nothing can
+	 * have been placed there.
+	 */
+	hole = kunit_vm_mmap(test, NULL, 0, 2 * PAGE_SIZE,
+			     PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, hole, 0UL);
+	KUNIT_ASSERT_EQ(test, vm_munmap(hole + PAGE_SIZE, PAGE_SIZE), 0);
 
 	for (i = 0; i < 7; i++) {
 		bad = ok;
@@ -5830,7 +5848,7 @@ static void netgpu_sock_test_tx_ioctl(struct kunit *test)
 			bad.iov = 0;
 			break;
 		case 6:
-			bad.iov = (u64)(unsigned long)(u + PAGE_SIZE - 8);
+			bad.iov = hole + PAGE_SIZE - 8;
 			break;
 		}
 		KUNIT_EXPECT_EQ_MSG(test, sock_ioctl_arg(test, fds.sqfile,

@@ -24,6 +24,7 @@
 
 #include "ctx.h"
 #include "nic.h"
+#include "queue.h"
 #include "sock.h"
 
 /*
@@ -804,7 +805,9 @@ static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
  *
  * Context: Process context, may sleep.  Takes @ctx->lock.
  * Return: the socket queue's file, not yet installed; ERR_PTR(-ENODEV) if
- * no device is attached; -EBADF for a descriptor that is not open; the
+ * no device is attached; -EINVAL or -E2BIG for a bad geometry (see
+ * netgpu_queue_validate_geometry(), checked before the descriptor);
+ * -EBADF for a descriptor that is not open; the
  * errors of netgpu_sockq_create() (-ENOTSOCK for a file that is no
  * socket, -EOPNOTSUPP for a socket that is not plain TCP) and of
  * netgpu_sockq_check_attach() (-EXDEV for a socket of another network
@@ -821,6 +824,15 @@ struct file *netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
 
 	mutex_lock(&ctx->lock);
 	err = netgpu_ctx_check_attached(ctx);
+	if (err) {
+		file = ERR_PTR(err);
+		goto out;
+	}
+	/* The arguments before the descriptor, as every other command. */
+	err = netgpu_queue_validate_geometry(NETGPU_QUEUE_RX, rx);
+	if (!err && cq)
+		err = netgpu_queue_validate_geometry(NETGPU_QUEUE_COMPLETION,
+						     cq);
 	if (err) {
 		file = ERR_PTR(err);
 		goto out;
