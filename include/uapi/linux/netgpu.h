@@ -151,9 +151,15 @@ struct netgpu_remove_region {
  */
 #define NETGPU_RING_ALIGN		128
 
+/*
+ * The offsets are below 4 GiB: a 32-bit kernel's in-kernel mappers take
+ * an unsigned long offset, and a 32-bit process reaches them with
+ * mmap2() (mmap64(), or mmap() built with _FILE_OFFSET_BITS=64: the rx
+ * ring's offset is negative as a 32-bit off_t).
+ */
 #define NETGPU_OFF_FILL_RING		0x000000000ULL
+#define NETGPU_OFF_COMPLETION_RING	0x040000000ULL
 #define NETGPU_OFF_RX_RING		0x080000000ULL
-#define NETGPU_OFF_COMPLETION_RING	0x100000000ULL
 
 /* Most entries a ring may have, a power of two (2^20) */
 #define NETGPU_QUEUE_MAX_ENTRIES	0x100000U
