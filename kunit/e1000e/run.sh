@@ -15,7 +15,8 @@
 # rx queue 0 (patches/0016: the provider's buffers, packet split at any
 # MTU): into host memory at MTU 1500 and a udmabuf at MTU 9000, across a
 # bind and an unbind, a down and up and ring resizes, and A's PCI device
-# unbound from e1000e mid-stream.  A's `ethtool -S` rx_header_split and
+# unbound from e1000e mid-stream; and netgpu's zero-copy transmit from
+# B's host memory.  A's `ethtool -S` rx_header_split and
 # rx_unsplit_drop show the split path.
 #
 # Parameters (kernel command line, name=value): e1k_bytes (default
@@ -201,6 +202,15 @@ case_netgpu_rx_udmabuf() {
 	ktap_check "no dma-buf left" no_dmabufs
 	ktap_check "MTU 1500 again" set_mtu 1500
 	return $ktap_fail
+}
+
+# netgpu's zero-copy transmit on e1000e: B sends $RX_BYTES from a host
+# region of a context on its device (nsim_netgpu send: the pinned pages
+# as frags of TCP's skbs, e1000e maps them for its TX descriptors), A
+# checks every byte with a plain recv(); no send is copied (the device
+# reads the pages).
+case_netgpu_tx_host() {
+	ngtx_host e1000e_tx_host "$RX_BYTES" $((SEED + 60)) none
 }
 
 # tcp_queued <in_a|in_b>: bytes in the send and receive queues of the
@@ -435,11 +445,12 @@ case_unplug() {
 	return $ktap_fail
 }
 
-ktap_begin e1000e_rx 9
+ktap_begin e1000e_rx 10
 ktap_case e1000e_rx_setup case_setup
 ktap_case e1000e_rx_unbound case_unbound
 ktap_case e1000e_rx_netgpu_host case_netgpu_rx_host
 ktap_case e1000e_rx_netgpu_udmabuf case_netgpu_rx_udmabuf
+ktap_case e1000e_rx_netgpu_tx_host case_netgpu_tx_host
 ktap_case e1000e_rx_bind_unbind case_bind_unbind
 ktap_case e1000e_rx_bind_dry case_bind_dry
 ktap_case e1000e_rx_updown case_updown

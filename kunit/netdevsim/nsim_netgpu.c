@@ -10,7 +10,8 @@
  *   nsim_netgpu packet <ifname> <seconds>
  *   nsim_netgpu netlink <ifname | ->
  *   nsim_netgpu send <ifname> <IPv4 or IPv6 address> <port> <bytes> <seed>
- *		<host|udmabuf> [<region MiB, default 8>]
+ *		<host|udmabuf|remove|copy|msgzc> [<region MiB, default 8>]
+ *   nsim_netgpu netem <ifname> <loss in 1/10000, 0 deletes it>
  *
  * bind: registers <pages> pages of anonymous host memory
  * (/dev/netgpu_mem), attaches <ifname> and the region to a context
@@ -86,7 +87,24 @@
  * line is printed, exit 1.  With udmabuf, the first SEND must fail with
  * EOPNOTSUPP (dma-buf regions cannot be sent from on 6.12): it prints
  * "nsim_netgpu: send dmabuf refused errno=EOPNOTSUPP" and exits 0 then
- * only.  A send making no progress for 30 s fails.
+ * only.  With remove (host memory), the region is removed
+ * (REMOVE_REGION) once a quarter of <bytes> is accepted: the next SEND
+ * must fail with ENODEV or EFAULT, every send accepted before must
+ * still complete once; it prints
+ * "nsim_netgpu: send removed after=<bytes> errno=<name>" before the
+ * line above and exits 0 then only (bytes= is then what was accepted).
+ * copy and msgzc are the peers make bench compares netgpu's send with:
+ * no context, the same slots of the same host memory filled the same
+ * way, each sent with send() (a slot free again once it returns) or
+ * send(MSG_ZEROCOPY) (SO_ZEROCOPY; free again once the error queue's
+ * notifications name all its sends; copied= counts the ids notified
+ * SO_EE_CODE_ZEROCOPY_COPIED), and the same report line.
+ * A send making no progress for 30 s fails.
+ *
+ * netem: replaces <ifname>'s root qdisc with netem dropping each packet
+ * with probability <loss>/10000 (rtnetlink RTM_NEWQDISC, netem's
+ * tc_netem_qopt: busybox has no tc), or deletes the root qdisc with 0.
+ * The kernel draws the drops (not reproducible packet by packet).
  *
  * Exit status: 0 success, 1 failure, 2 usage, 3 the kernel has no netgpu
  * (or no NIC interface: BIND_QUEUE fails with EOPNOTSUPP).  Every wait
@@ -97,10 +115,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/genetlink.h>
+#include <linux/errqueue.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <linux/netgpu.h>
 #include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
 #include <linux/udmabuf.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -267,6 +288,19 @@ struct ng {
 	uint32_t entries;
 	int hup;
 };
+
+/* A ring of a queue fd mapped shared, or NULL (said why). */
+static struct netgpu_ring *ng_map_ring(int fd, size_t size,
+				       unsigned long long off, const char *what)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+
+	if (p == MAP_FAILED) {
+		printf("mmap %s ring: %s\n", what, ng_errname(errno));
+		return NULL;
+	}
+	return p;
+}
 
 static unsigned int ng_seq;
 
@@ -738,13 +772,10 @@ static int ng_setup(struct ng *ng)
 	}
 	ng->entries = bq.fill.entries;
 	ng->ring_size = bq.fill.mmap_size;
-	ng->ring = mmap(NULL, ng->ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			ng->ifq_fd, bq.fill.mmap_offset);
-	if (ng->ring == MAP_FAILED) {
-		ng->ring = NULL;
-		printf("mmap fill ring: %s\n", ng_errname(errno));
+	ng->ring = ng_map_ring(ng->ifq_fd, ng->ring_size, bq.fill.mmap_offset,
+			       "fill");
+	if (!ng->ring)
 		return 1;
-	}
 	printf("ring: prod %u cons %u flags %u (at 0/%zu/%zu, entries at %zu)\n",
 	       ng->ring->prod, ng->ring->cons, ng->ring->flags,
 	       offsetof(struct netgpu_ring, cons),
@@ -1429,7 +1460,22 @@ static int do_udmabuf_sweep(int argc, char **argv)
 #define NG_TX_SNDTIMEO_S	5	/* a SEND's wait for the send buffer */
 #define NG_TX_DRAIN_MS		120000	/* completions after the last send */
 
+/* How a send is made: netgpu's SEND, or the peers of make bench */
+enum ng_tx_mode {
+	NG_TX_NETGPU,	/* NETGPU_SOCKQ_IOCTL_SEND, the completion ring */
+	NG_TX_COPY,	/* send(): the slot is free again once it returns */
+	NG_TX_MSGZC,	/* send(MSG_ZEROCOPY), notifications on the error queue */
+};
+
+/* MSG_ZEROCOPY ids remembered (each send's slot): more than ever out */
+#define NG_TX_ZC_IDS	4096
+
 struct ng_tx {
+	enum ng_tx_mode mode;
+	int sock;
+	unsigned int *zc_slot;	/* MSG_ZEROCOPY: id % NG_TX_ZC_IDS -> slot */
+	uint32_t zc_next;	/* the id of the next MSG_ZEROCOPY send */
+	unsigned long long zc_copied;	/* ids notified as copied */
 	int sq_fd;
 	struct netgpu_ring *cq;
 	size_t cq_size;
@@ -1517,13 +1563,83 @@ static int ng_tx_reap(struct ng_tx *tx)
 }
 
 /*
- * Reap the completions, waiting up to @ms for one (poll(): EPOLLRDBAND)
- * if there is none; as ng_tx_reap().
+ * MSG_ZEROCOPY: the notifications on the socket's error queue, each a
+ * range of send ids [ee_info, ee_data]; as ng_tx_reap().
+ */
+static int ng_zc_reap(struct ng_tx *tx)
+{
+	int n = 0;
+
+	for (;;) {
+		char control[128];
+		struct msghdr msg = {
+			.msg_control = control,
+			.msg_controllen = sizeof(control),
+		};
+		struct sock_extended_err *ee = NULL;
+		struct cmsghdr *cm;
+		uint32_t id;
+
+		if (recvmsg(tx->sock, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				break;
+			printf("recvmsg(MSG_ERRQUEUE): %s\n", ng_errname(errno));
+			return -1;
+		}
+		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+			if ((cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) ||
+			    (cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR))
+				ee = (struct sock_extended_err *)CMSG_DATA(cm);
+		if (!ee || ee->ee_origin != SO_EE_ORIGIN_ZEROCOPY || ee->ee_errno) {
+			printf("error queue: not a zerocopy notification\n");
+			return -1;
+		}
+		for (id = ee->ee_info; ; id++) {
+			unsigned int slot = tx->zc_slot[id % NG_TX_ZC_IDS];
+
+			if ((int32_t)(id - tx->zc_next) < 0 && tx->out[slot]) {
+				tx->out[slot]--;
+				n++;
+				if (ee->ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
+					tx->zc_copied++;
+			} else {
+				if (!tx->unexpected)
+					printf("error queue: unexpected id %u\n", id);
+				tx->unexpected++;
+			}
+			if (id == ee->ee_data)
+				break;
+		}
+	}
+	if (n) {
+		tx->reaped += n;
+		tx->progress = ng_now_ms();
+	}
+	return n;
+}
+
+/*
+ * Reap the completions, waiting up to @ms for one (poll(): EPOLLRDBAND on
+ * the socket queue, EPOLLERR on a MSG_ZEROCOPY socket) if there is none;
+ * as ng_tx_reap().  A copying send() has nothing to reap.
  */
 static int ng_tx_wait(struct ng_tx *tx, int ms)
 {
 	struct pollfd p = { .fd = tx->sq_fd, .events = POLLRDBAND };
-	int n = ng_tx_reap(tx);
+	int n;
+
+	if (tx->mode == NG_TX_COPY)
+		return 0;
+	if (tx->mode == NG_TX_MSGZC) {
+		n = ng_zc_reap(tx);
+		if (n)
+			return n;
+		p.fd = tx->sock;
+		p.events = 0;
+		poll(&p, 1, ms);
+		return ng_zc_reap(tx);
+	}
+	n = ng_tx_reap(tx);
 
 	if (n)
 		return n;
@@ -1556,8 +1672,29 @@ static int ng_tx_send(struct ng_tx *tx, const unsigned char *addr, size_t len,
 {
 	struct netgpu_send_iov iov = { .addr = (uintptr_t)addr, .len = len };
 	struct netgpu_send s;
+	ssize_t n;
 	int err;
 
+	if (tx->mode != NG_TX_NETGPU) {
+		/*
+		 * The peers: one send() of the same range, copying or with
+		 * MSG_ZEROCOPY (whose id the next notification names).
+		 */
+		n = send(tx->sock, addr, len,
+			 tx->mode == NG_TX_MSGZC ? MSG_ZEROCOPY : 0);
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		*bytes = n;
+		if (tx->mode == NG_TX_MSGZC) {
+			tx->zc_slot[tx->zc_next++ % NG_TX_ZC_IDS] = slot;
+			tx->out[slot]++;
+		} else {
+			tx->reaped++;
+		}
+		tx->sends++;
+		tx->progress = ng_now_ms();
+		return 0;
+	}
 	memset(&s, 0, sizeof(s));
 	s.iov = (uintptr_t)&iov;
 	s.nr_iov = 1;
@@ -1705,13 +1842,10 @@ static int ng_tx_attach(struct ng *ng, struct ng_tx *tx, int sock)
 	}
 	tx->cq_entries = as.completion.entries;
 	tx->cq_size = as.completion.mmap_size;
-	tx->cq = mmap(NULL, tx->cq_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      tx->sq_fd, as.completion.mmap_offset);
-	if (tx->cq == MAP_FAILED) {
-		tx->cq = NULL;
-		printf("mmap completion ring: %s\n", ng_errname(errno));
+	tx->cq = ng_map_ring(tx->sq_fd, tx->cq_size, as.completion.mmap_offset,
+			     "completion");
+	if (!tx->cq)
 		return 1;
-	}
 	if (tx->cq->prod || tx->cq->cons || tx->cq->flags) {
 		printf("completion ring: a new ring must read all zero\n");
 		return 1;
@@ -1719,9 +1853,17 @@ static int ng_tx_attach(struct ng *ng, struct ng_tx *tx, int sock)
 	return 0;
 }
 
-/* The stream through the slots of the region, each reused once completed. */
+/*
+ * The stream through the slots of the region, each reused once completed;
+ * with @remove_at, the region is removed (REMOVE_REGION) once that many
+ * bytes are accepted, and the stream goes on until a SEND fails.  0 or
+ * the first error (-errno); *@removed_at: the bytes accepted when the
+ * region was removed.
+ */
 static int ng_tx_stream(struct ng *ng, struct ng_tx *tx, struct stream *st,
-			unsigned long long want, unsigned long long *sent)
+			unsigned long long want, unsigned long long *sent,
+			unsigned long long remove_at,
+			unsigned long long *removed_at)
 {
 	size_t slot = 0, n;
 	unsigned char *p;
@@ -1737,6 +1879,21 @@ static int ng_tx_stream(struct ng *ng, struct ng_tx *tx, struct stream *st,
 		ng_tx_fill(p, n, st);
 		err = ng_tx_slot(tx, p, n, slot, sent);
 		slot = (slot + 1) % tx->nslots;
+		if (!err && remove_at && *sent >= remove_at && !*removed_at) {
+			struct netgpu_remove_region rr;
+
+			memset(&rr, 0, sizeof(rr));
+			rr.region_id = ng->region;
+			err = ng_ioctl(ng->mem_fd, NETGPU_MEM_IOCTL_REMOVE_REGION,
+				       &rr);
+			if (err) {
+				printf("REMOVE_REGION: %s\n", ng_errname(-err));
+				return -EIO;
+			}
+			*removed_at = *sent;
+			printf("region %u removed after %llu bytes, %llu sends of %llu completed\n",
+			       ng->region, *sent, tx->reaped, tx->sends);
+		}
 	}
 	if (ng_stop)
 		printf("stopped by a signal after %llu of %llu bytes\n",
@@ -1744,7 +1901,7 @@ static int ng_tx_stream(struct ng *ng, struct ng_tx *tx, struct stream *st,
 	else if (err)
 		printf("send: %s after %llu of %llu bytes\n", ng_errname(-err),
 		       *sent, want);
-	return err || ng_stop;
+	return ng_stop ? -EINTR : err;
 }
 
 /* Every accepted send's completion, within NG_TX_DRAIN_MS; 0 or 1. */
@@ -1764,12 +1921,37 @@ static int ng_tx_drain(struct ng_tx *tx)
 	return tx->reaped < tx->sends;
 }
 
+/*
+ * The peers of make bench: the same stream through the same slots of the
+ * same host memory, sent with send() or send(MSG_ZEROCOPY); the same
+ * report line as netgpu's (completions: sends returned, or notified).
+ */
+static int ng_send_peer(struct ng *ng, struct ng_tx *tx, struct stream *st,
+			unsigned long long want, int sock)
+{
+	unsigned long long sent = 0, dummy = 0;
+	long long t0 = ng_now_ms();
+	int rc;
+
+	rc = !!ng_tx_stream(ng, tx, st, want, &sent, 0, &dummy);
+	shutdown(sock, SHUT_WR);
+	if (!ng_stop)
+		rc |= ng_tx_drain(tx);
+	printf("nsim_netgpu: send bytes=%llu sends=%llu completions=%llu copied=%llu pending=%llu lost=0 reaped=%llu unexpected=%llu secs=%.3f\n",
+	       sent, tx->sends, tx->reaped,
+	       tx->mode == NG_TX_COPY ? tx->sends : tx->zc_copied,
+	       tx->sends - tx->reaped, tx->reaped, tx->unexpected,
+	       (ng_now_ms() - t0) / 1000.0);
+	return rc || ng_stop || sent != want || tx->reaped != tx->sends ||
+	       tx->unexpected;
+}
+
 static int do_send(int argc, char **argv)
 {
 	struct ng ng = { .mem_fd = -1, .ctx_fd = -1, .ifq_fd = -1 };
 	struct timeval tv = { NG_TX_SNDTIMEO_S, 0 };
 	struct ng_tx tx = { .sq_fd = -1 };
-	unsigned long long want, sent = 0;
+	unsigned long long want, sent = 0, remove_at = 0, removed_at = 0;
 	int memfd = -1, dmabuf = -1, sock = -1, rc = 1, udmabuf, err;
 	unsigned long mib = 8;
 	struct netgpu_stats st;
@@ -1780,7 +1962,12 @@ static int do_send(int argc, char **argv)
 	if (argc < 8 || argc > 9)
 		return 2;
 	udmabuf = !strcmp(argv[7], "udmabuf");
-	if (!udmabuf && strcmp(argv[7], "host"))
+	if (!strcmp(argv[7], "copy"))
+		tx.mode = NG_TX_COPY;
+	else if (!strcmp(argv[7], "msgzc"))
+		tx.mode = NG_TX_MSGZC;
+	else if (!udmabuf && strcmp(argv[7], "host") &&
+		 strcmp(argv[7], "remove"))
 		return 2;
 	if (argc > 8)
 		mib = strtoul(argv[8], NULL, 0);
@@ -1793,11 +1980,15 @@ static int do_send(int argc, char **argv)
 	len = mib << 20;
 	ng.pages = len / ng.page;
 	want = strtoull(argv[5], NULL, 0);
+	if (!strcmp(argv[7], "remove"))
+		remove_at = want / 4 ? want / 4 : 1;
 	stream_init(&strm, strtoull(argv[6], NULL, 0));
 	ng_catch_signals();
-	printf("nsim_netgpu: pid %d sending %llu bytes to %s port %s from %lu MiB of %s on %s\n",
+	printf("nsim_netgpu: pid %d sending %llu bytes to %s port %s from %lu MiB of %s on %s%s\n",
 	       (int)getpid(), want, argv[3], argv[4], mib,
-	       udmabuf ? "udmabuf" : "host memory", argv[2]);
+	       udmabuf ? "udmabuf" : "host memory", argv[2],
+	       tx.mode == NG_TX_COPY ? " with send()" :
+	       tx.mode == NG_TX_MSGZC ? " with send(MSG_ZEROCOPY)" : "");
 
 	if (udmabuf) {
 		dmabuf = ng_tx_udmabuf(&ng, len, &memfd);
@@ -1813,13 +2004,16 @@ static int do_send(int argc, char **argv)
 			goto out;
 		}
 	}
-	rc = ng_open_context(&ng, dmabuf);
-	if (rc)
-		goto out;
-	rc = 1;
+	if (tx.mode == NG_TX_NETGPU) {
+		rc = ng_open_context(&ng, dmabuf);
+		if (rc)
+			goto out;
+		rc = 1;
+	}
 	tx.nslots = len / NG_TX_SLOT;
 	tx.out = calloc(tx.nslots, sizeof(*tx.out));
-	if (!tx.out)
+	tx.zc_slot = calloc(NG_TX_ZC_IDS, sizeof(*tx.zc_slot));
+	if (!tx.out || !tx.zc_slot)
 		goto out;
 
 	sock = ng_connect(argv[3], argv[4]);
@@ -1831,15 +2025,39 @@ static int do_send(int argc, char **argv)
 	/* Every wait of a SEND is bounded; a stall fails after NG_WAIT_MS. */
 	setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	printf("connected to %s port %s\n", argv[3], argv[4]);
-	if (ng_tx_attach(&ng, &tx, sock))
+	tx.sock = sock;
+	if (tx.mode != NG_TX_NETGPU) {
+		int one = 1;
+
+		if (tx.mode == NG_TX_MSGZC &&
+		    setsockopt(sock, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
+			printf("SO_ZEROCOPY: %s\n", ng_errname(errno));
+			goto out;
+		}
+		rc = ng_send_peer(&ng, &tx, &strm, want, sock);
 		goto out;
+	} else if (ng_tx_attach(&ng, &tx, sock)) {
+		goto out;
+	}
 
 	if (udmabuf) {
 		rc = ng_tx_refused(&tx, ng.mem, &strm, want);
 		goto out;
 	}
 	t0 = ng_now_ms();
-	rc = ng_tx_stream(&ng, &tx, &strm, want, &sent);
+	err = ng_tx_stream(&ng, &tx, &strm, want, &sent, remove_at,
+			   &removed_at);
+	if (remove_at) {
+		/*
+		 * The region gone, the next SEND fails, and what was
+		 * accepted before still completes.
+		 */
+		rc = !removed_at || (err != -ENODEV && err != -EFAULT);
+		printf("nsim_netgpu: send removed after=%llu errno=%s\n",
+		       removed_at, err ? ng_errname(-err) : "none");
+	} else {
+		rc = !!err;
+	}
 	/* The receiver sees the end once it has every byte. */
 	shutdown(sock, SHUT_WR);
 	if (!ng_stop)
@@ -1865,7 +2083,8 @@ static int do_send(int argc, char **argv)
 		       (unsigned long long)st.tx_sends, sent, tx.sends);
 		rc = 1;
 	}
-	if (ng_stop || sent != want || st.tx_completions != st.tx_sends ||
+	if (ng_stop || (!remove_at && sent != want) ||
+	    st.tx_completions != st.tx_sends ||
 	    tx.reaped != tx.sends || tx.unexpected || st.tx_pending ||
 	    st.tx_lost)
 		rc = 1;
@@ -1877,12 +2096,88 @@ out:
 	if (sock >= 0)
 		close(sock);
 	free(tx.out);
+	free(tx.zc_slot);
 	ng_close(&ng);
 	if (dmabuf >= 0)
 		close(dmabuf);
 	if (memfd >= 0)
 		close(memfd);
 	return rc;
+}
+
+/* ===== netem: packet loss on a device's egress ===== */
+
+static void ng_nl_ignore(const struct nlmsghdr *nh, void *arg)
+{
+	(void)nh;
+	(void)arg;
+}
+
+static void ng_nla_put(struct nlmsghdr *nh, int type, const void *data,
+		       int len)
+{
+	struct nlattr *a = (struct nlattr *)((char *)nh + NLMSG_ALIGN(nh->nlmsg_len));
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memcpy((char *)a + NLA_HDRLEN, data, len);
+	nh->nlmsg_len = NLMSG_ALIGN(nh->nlmsg_len) + NLA_ALIGN(a->nla_len);
+}
+
+static int do_netem(int argc, char **argv)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct tcmsg tc;
+		char attrs[128];
+	} req = {};
+	struct tc_netem_qopt qopt = { .limit = 1000 };
+	unsigned long loss;
+	unsigned int ifindex;
+	char *end;
+	int fd, err;
+
+	if (argc != 4)
+		return 2;
+	loss = strtoul(argv[3], &end, 10);
+	if (*end || loss > 10000)
+		return 2;
+	ifindex = if_nametoindex(argv[2]);
+	if (!ifindex) {
+		printf("netem: %s: %s\n", argv[2], strerror(errno));
+		return 1;
+	}
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0) {
+		printf("netem: socket: %s\n", strerror(errno));
+		return 1;
+	}
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.tc));
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	req.tc.tcm_family = AF_UNSPEC;
+	req.tc.tcm_ifindex = ifindex;
+	req.tc.tcm_parent = TC_H_ROOT;
+	if (loss) {
+		req.nh.nlmsg_type = RTM_NEWQDISC;
+		req.nh.nlmsg_flags |= NLM_F_CREATE | NLM_F_REPLACE;
+		req.tc.tcm_handle = 0x10000;	/* 1: */
+		/* A probability of UINT32_MAX is 1 (netem's scale). */
+		qopt.loss = (unsigned int)((unsigned long long)loss *
+					   UINT32_MAX / 10000);
+		ng_nla_put(&req.nh, TCA_KIND, "netem", sizeof("netem"));
+		ng_nla_put(&req.nh, TCA_OPTIONS, &qopt, sizeof(qopt));
+	} else {
+		req.nh.nlmsg_type = RTM_DELQDISC;
+	}
+	err = ng_nl_talk(fd, &req.nh, ng_nl_ignore, NULL);
+	close(fd);
+	if (err) {
+		printf("netem: %s on %s: %s\n", loss ? "RTM_NEWQDISC" : "RTM_DELQDISC",
+		       argv[2], strerror(-err));
+		return 1;
+	}
+	printf("netem: %s loss %lu/10000\n", argv[2], loss);
+	return 0;
 }
 
 static int usage(void)
@@ -1893,7 +2188,8 @@ static int usage(void)
 		"       nsim_netgpu packet <ifname> <seconds>\n"
 		"       nsim_netgpu netlink <ifname | ->\n"
 		"       nsim_netgpu udmabuf-sweep <pages>\n"
-		"       nsim_netgpu send <ifname> <address> <port> <bytes> <seed> <host|udmabuf> [<region MiB>]\n"
+		"       nsim_netgpu send <ifname> <address> <port> <bytes> <seed> <host|udmabuf|remove|copy|msgzc> [<region MiB>]\n"
+		"       nsim_netgpu netem <ifname> <loss in 1/10000, 0 deletes it>\n"
 		"bind commands (\"<n> <command>\" lines): check <seed> <bytes>, stats,\n"
 		"ring, poll, bind2, dead, unbind, quit\n");
 	return 2;
@@ -1917,6 +2213,8 @@ int main(int argc, char **argv)
 		rc = do_udmabuf_sweep(argc, argv);
 	else if (argc > 1 && !strcmp(argv[1], "send"))
 		rc = do_send(argc, argv);
+	else if (argc > 1 && !strcmp(argv[1], "netem"))
+		rc = do_netem(argc, argv);
 	if (rc == 2 || rc < 0)
 		return usage();
 	printf("nsim_netgpu: exit %d\n", rc);

@@ -17,9 +17,11 @@
 # unbind while bound; the teardown deletes A under a binding.
 #
 # netgpu's zero-copy transmit: B sends from a region of a context on its
-# device (nsim_netgpu send), A checks every byte (nsim_tcp recv); from a
-# udmabuf it is refused; a sender killed mid-stream leaves nothing
-# pinned once the stack lets its last skbs go.
+# device (nsim_netgpu send), A checks every byte (nsim_tcp recv); the
+# same with B's egress losing 3 % of its packets (netem: retransmits read
+# the region again); the region removed mid-stream; from a udmabuf it is
+# refused; a sender killed mid-stream leaves nothing pinned once the
+# stack lets its last skbs go.
 #
 # Parameters (kernel command line, name=value): nsim_bytes (default
 # 4194304), nsim_seed (default 1), nsim_netgpu_bytes (default 32768, a
@@ -29,7 +31,7 @@
 # transfers over IPv4 into host memory, a udmabuf, a vgem buffer and a
 # virtio-gpu buffer),
 # nsim_rx_small (default 16777216: the hostile users' and the memory
-# removed mid-stream), nsim_gcov (1: print the .gcda files at the end,
+# removed mid-stream, received and sent, and the send with loss), nsim_gcov (1: print the .gcda files at the end,
 # for make coverage).
 
 . /lib/ktap.sh
@@ -936,69 +938,71 @@ case_teardown() {
 # the stack nor the device reads it any more; the region stays pinned
 # until the last one.  Every wait is bounded.
 
-# ngtx_recv <bytes> <seed>: nsim_tcp recv listening in A; NGTX_RX its pid
-# (nsim_tcp's own).  1, and no receiver left, if it does not listen.
-ngtx_recv() {
-	rm -f /tmp/recv.out
-	( ex_a "$NSIM_TCP" recv $PORT "$1" "$2" ) > /tmp/recv.out 2>&1 &
-	NGTX_RX=$!
-	wait_for /tmp/recv.out listening 30 "$NGTX_RX" && return 0
-	kill "$NGTX_RX" 2>/dev/null
-	wait "$NGTX_RX"
-	diag_file "nsim_tcp recv" /tmp/recv.out
-	return 1
-}
-
-# ngtx_recv_end <label> <seconds>: the receiver's exit status once it
-# reported (SIGTERM after <seconds> without a report), its output to the
-# console.
-ngtx_recv_end() {
-	local rc
-	wait_for /tmp/recv.out '^nsim_tcp: recv bytes=' "$2" "$NGTX_RX" ||
-		kill "$NGTX_RX" 2>/dev/null
-	wait "$NGTX_RX"
-	rc=$?
-	diag_file "$1" /tmp/recv.out
-	return $rc
-}
-
-# ngtx_pins_back <count> <seconds>: pins_back <count>, tried for up to
-# <seconds> (5 s a try): a send's region stays pinned until the stack let
-# its last skb go.
-ngtx_pins_back() {
-	local t=5
-	while ! pins_back "$1"; do
-		[ $t -lt "$2" ] || return 1
-		t=$((t + 5))
-	done
-}
-
-# ngtx_field <name>: a field of the sender's report, -1 without one.
-ngtx_field() {
-	local v
-	v=$(sed -n "s/^nsim_netgpu: send .* $1=\([0-9]*\) .*/\1/p" /tmp/ngtx.out)
-	echo "${v:--1}"
-}
-
+# A's emulated header split on: A's netdevsim "DMA"s B's frags into its
+# own buffers and frees B's skb, as a device that read the pages would,
+# so no send is copied; with it off, netdevsim hands B's skb to A's
+# stack, whose local delivery copies the frags of every skb
+# (skb_orphan_frags_rx()), so every send completes as copied.
 case_netgpu_tx_host() {
-	local p0 src rc s c
+	echo 1 > $A_DFS/rx_split
+	ngtx_host tx_host "$RX_BYTES" $((SEED + 60)) none
+}
+
+# tcp_retrans <in_a|in_b>: the namespace's TcpRetransSegs (/proc/net/snmp).
+tcp_retrans() {
+	"$1" cat /proc/net/snmp | awk '/^Tcp:/ {
+		if (!c) { for (i = 1; i <= NF; i++) if ($i == "RetransSegs") c = i }
+		else print $c }'
+}
+
+# The same send with B's egress losing 3 % of its packets (netem, by
+# nsim_netgpu netem: busybox has no tc): the lost segments are sent
+# again from the region's pages (TCP's retransmit queue holds the frags,
+# so each send completes only once its last retransmission is acked),
+# and the stream still arrives whole, each send completed once.  A's
+# split off: every send completes as copied (see tx_host).
+case_netgpu_tx_loss() {
+	local r0 r1
+	echo 0 > $A_DFS/rx_split
+	ktap_check "tx_loss: netem on B's $IF_B drops 3 % of the packets" \
+		in_b "$NSIM_NETGPU" netem "$IF_B" 300 || return 1
+	r0=$(tcp_retrans in_b)
+	ngtx_host tx_loss "$RX_SMALL" $((SEED + 63)) all
+	r1=$(tcp_retrans in_b)
+	in_b "$NSIM_NETGPU" netem "$IF_B" 0
+	ktap_check "tx_loss: B retransmitted from the region (${r0:-?} to ${r1:-?} segments)" \
+		test "${r1:-0}" -gt "${r0:-0}"
+	return $ktap_fail
+}
+
+# The region removed (REMOVE_REGION) while a quarter of the stream is
+# accepted and much of it still in the stack: the next SEND fails (ENODEV
+# or EFAULT), every send accepted before completes once, the receiver
+# gets exactly the bytes accepted, all of them right (the removed
+# region's pages stay pinned, and are read, until the last skb is gone),
+# and then every pin returns.
+case_netgpu_tx_remove() {
+	local p0 src rc s c sent got
+	echo 1 > $A_DFS/rx_split
 	p0=$(pins_out)
-	ktap_check "tx_host: nsim_tcp listening in A" \
-		ngtx_recv "$RX_BYTES" $((SEED + 60)) || return 1
-	in_b timeout 300 "$NSIM_NETGPU" send "$IF_B" "$A_IP" $PORT "$RX_BYTES" \
-		$((SEED + 60)) host > /tmp/ngtx.out 2>&1
+	ktap_check "tx_remove: nsim_tcp listening in A" \
+		ngtx_recv "$RX_SMALL" $((SEED + 64)) || return 1
+	in_b timeout 300 "$NSIM_NETGPU" send "$IF_B" "$A_IP" $PORT "$RX_SMALL" \
+		$((SEED + 64)) remove > /tmp/ngtx.out 2>&1
 	src=$?
-	diag_file netgpu_tx_host /tmp/ngtx.out
-	ngtx_recv_end netgpu_tx_host 60
+	diag_file netgpu_tx_remove /tmp/ngtx.out
+	ngtx_recv_end netgpu_tx_remove 60
 	rc=$?
 	s=$(ngtx_field sends) c=$(ngtx_field completions)
-	ktap_check "tx_host: B sent $RX_BYTES bytes zero copy from host memory (exit $src)" \
-		sh -c "[ $src -eq 0 ] && grep -q '^nsim_netgpu: send bytes=$RX_BYTES ' /tmp/ngtx.out"
-	ktap_check "tx_host: each of the $s sends completed once ($c completions), none pending or lost" \
-		sh -c "[ $s -gt 0 ] && [ $c -eq $s ] && [ $(ngtx_field reaped) -eq $s ] && [ $(ngtx_field pending)/$(ngtx_field lost)/$(ngtx_field unexpected) = 0/0/0 ]"
-	ktap_check "tx_host: A received $RX_BYTES bytes, every byte right (exit $rc)" \
-		sh -c "[ $rc -eq 0 ] && grep -q '^nsim_tcp: recv bytes=$RX_BYTES mismatches=0 ' /tmp/recv.out"
-	ktap_check "tx_host: the region unpinned (no more than the $p0 pins out before)" \
+	sent=$(sed -n 's/^nsim_netgpu: send bytes=\([0-9]*\) .*/\1/p' /tmp/ngtx.out)
+	got=$(sed -n 's/^nsim_tcp: recv bytes=\([0-9]*\) .*/\1/p' /tmp/recv.out)
+	ktap_check "tx_remove: the SEND after REMOVE_REGION failed with ENODEV or EFAULT (exit $src)" \
+		sh -c "[ $src -eq 0 ] && grep -Eq '^nsim_netgpu: send removed after=[1-9][0-9]* errno=(ENODEV|EFAULT)$' /tmp/ngtx.out"
+	ktap_check "tx_remove: each of the $s sends accepted completed once ($c completions, $(ngtx_field copied) copied), none pending or lost" \
+		sh -c "[ $s -gt 0 ] && [ $c -eq $s ] && [ $(ngtx_field reaped) -eq $s ] && [ $(ngtx_field copied)/$(ngtx_field pending)/$(ngtx_field lost)/$(ngtx_field unexpected) = 0/0/0/0 ]"
+	ktap_check "tx_remove: A received the ${sent:-?} bytes accepted (${got:-none}), every byte right (exit $rc)" \
+		sh -c "[ -n '$sent' ] && [ '${got:-x}' = '$sent' ] && [ $sent -lt $RX_SMALL ] && grep -q ' mismatches=0 ' /tmp/recv.out"
+	ktap_check "tx_remove: the removed region unpinned (no more than the $p0 pins out before)" \
 		ngtx_pins_back "$p0" 30
 	return $ktap_fail
 }
@@ -1036,6 +1040,7 @@ case_netgpu_tx_dmabuf_refused() {
 # a part of the stream, all of it right.
 case_netgpu_tx_killed() {
 	local p0 o0 o1 pid rc rrc got
+	echo 1 > $A_DFS/rx_split
 	p0=$(pins_out)
 	ktap_check "tx_killed: nsim_tcp listening in A" \
 		ngtx_recv "$RX_BYTES" $((SEED + 62)) || return 1
@@ -1118,11 +1123,11 @@ if [ -n "${nsim_bench:-}" ]; then
 	ktap_case netdevsim_bench_setup case_setup
 	ktap_end
 	. /guest/bench.sh
-	bench_rx "$nsim_bench"
+	bench_rx "$nsim_bench" && bench_tx "$nsim_bench"
 	exit
 fi
 
-ktap_begin netdevsim_rx 27
+ktap_begin netdevsim_rx 29
 nsim_case netdevsim_rx_setup case_setup
 nsim_case netdevsim_rx_tcp_plain case_tcp_plain
 nsim_case netdevsim_rx_tcp_split case_tcp_split
@@ -1145,6 +1150,8 @@ nsim_case netdevsim_rx_netgpu_rx_remove case_netgpu_rx_remove
 nsim_case netdevsim_rx_netgpu_fuzz case_netgpu_fuzz
 nsim_case netdevsim_rx_netgpu_rx_unplug case_netgpu_rx_unplug
 nsim_case netdevsim_rx_netgpu_tx_host case_netgpu_tx_host
+nsim_case netdevsim_rx_netgpu_tx_loss case_netgpu_tx_loss
+nsim_case netdevsim_rx_netgpu_tx_remove case_netgpu_tx_remove
 nsim_case netdevsim_rx_netgpu_tx_dmabuf_refused case_netgpu_tx_dmabuf_refused
 nsim_case netdevsim_rx_netgpu_tx_killed case_netgpu_tx_killed
 nsim_case netdevsim_rx_udmabuf_fail_nth case_udmabuf_fail_nth

@@ -300,6 +300,88 @@ pins_back() {
 	done
 }
 
+# ----- netgpu's zero-copy transmit (nsim_netgpu send), B to A -----
+
+# ngtx_recv <bytes> <seed>: nsim_tcp recv listening in A; NGTX_RX its pid
+# (nsim_tcp's own).  1, and no receiver left, if it does not listen.
+ngtx_recv() {
+	rm -f /tmp/recv.out
+	( ex_a "$NSIM_TCP" recv $PORT "$1" "$2" ) > /tmp/recv.out 2>&1 &
+	NGTX_RX=$!
+	wait_for /tmp/recv.out listening 30 "$NGTX_RX" && return 0
+	kill "$NGTX_RX" 2>/dev/null
+	wait "$NGTX_RX"
+	diag_file "nsim_tcp recv" /tmp/recv.out
+	return 1
+}
+
+# ngtx_recv_end <label> <seconds>: the receiver's exit status once it
+# reported (SIGTERM after <seconds> without a report), its output to the
+# console.
+ngtx_recv_end() {
+	local rc
+	wait_for /tmp/recv.out '^nsim_tcp: recv bytes=' "$2" "$NGTX_RX" ||
+		kill "$NGTX_RX" 2>/dev/null
+	wait "$NGTX_RX"
+	rc=$?
+	diag_file "$1" /tmp/recv.out
+	return $rc
+}
+
+# ngtx_pins_back <count> <seconds>: pins_back <count>, tried for up to
+# <seconds> (5 s a try): a send's region stays pinned until the stack let
+# its last skb go.
+ngtx_pins_back() {
+	local t=5
+	while ! pins_back "$1"; do
+		[ $t -lt "$2" ] || return 1
+		t=$((t + 5))
+	done
+}
+
+# ngtx_field <name>: a field of the sender's report, -1 without one.
+ngtx_field() {
+	local v
+	v=$(sed -n "s/^nsim_netgpu: send .* $1=\([0-9]*\) .*/\1/p" /tmp/ngtx.out)
+	echo "${v:--1}"
+}
+
+# ngtx_host <label> <bytes> <seed> <none|all>: nsim_netgpu send in B,
+# from a host region of a context on $IF_B, <bytes> of the seeded stream
+# to nsim_tcp recv in A: every send completes once, every byte arrives
+# right, the region is unpinned afterwards; none or all of the sends
+# completed as copied (tx_copied: a device that read the pages itself,
+# or a receiver's stack that had to copy B's frags).  Checks of its own
+# (ktap_check).
+ngtx_host() {
+	local l=$1 p0 src rc s c cp
+	p0=$(pins_out)
+	ktap_check "$l: nsim_tcp listening in A" ngtx_recv "$2" "$3" || return 1
+	in_b timeout 300 "$NSIM_NETGPU" send "$IF_B" "$A_IP" $PORT "$2" "$3" \
+		host > /tmp/ngtx.out 2>&1
+	src=$?
+	diag_file "$l" /tmp/ngtx.out
+	ngtx_recv_end "$l" 60
+	rc=$?
+	s=$(ngtx_field sends) c=$(ngtx_field completions) cp=$(ngtx_field copied)
+	ktap_check "$l: B sent $2 bytes zero copy from host memory (exit $src)" \
+		sh -c "[ $src -eq 0 ] && grep -q '^nsim_netgpu: send bytes=$2 ' /tmp/ngtx.out"
+	ktap_check "$l: each of the $s sends completed once ($c completions), none pending or lost" \
+		sh -c "[ $s -gt 0 ] && [ $c -eq $s ] && [ $(ngtx_field reaped) -eq $s ] && [ $(ngtx_field pending)/$(ngtx_field lost)/$(ngtx_field unexpected) = 0/0/0 ]"
+	if [ "$4" = none ]; then
+		ktap_check "$l: no send copied ($cp): the device read the region's pages" \
+			test "$cp" -eq 0
+	else
+		ktap_check "$l: every send completed as copied ($cp of $s): A's stack copied B's frags" \
+			test "$cp" -eq "$s"
+	fi
+	ktap_check "$l: A received $2 bytes, every byte right (exit $rc)" \
+		sh -c "[ $rc -eq 0 ] && grep -q '^nsim_tcp: recv bytes=$2 mismatches=0 ' /tmp/recv.out"
+	ktap_check "$l: the region unpinned (no more than the $p0 pins out before)" \
+		ngtx_pins_back "$p0" 30
+	return $ktap_fail
+}
+
 # After everything: kmemleak finds nothing (killed receivers, unplugged
 # devices and whatever else the cases did included).  The test kernel
 # has no automatic scan; objects younger than 5 s are not reported,
