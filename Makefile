@@ -19,7 +19,7 @@ FAULT_ARGS	:= failslab.ignore_gfp_wait=N fail_page_alloc.ignore_gfp_wait=N \
 		   fail_page_alloc.min_order=0 \
 		   failslab.verbose=1 fail_page_alloc.verbose=1 \
 		   fail_netgpu_refill=1,0,0,-1 fail_netgpu_dma_map=1,0,0,-1 \
-		   fail_netgpu_rx_ring=1,0,0,-1
+		   fail_netgpu_rx_ring=1,0,0,-1 fail_netgpu_tx=1,0,0,-1
 
 CCACHE_DIR	?= $(NETGPU_CACHE)/ccache
 export NETGPU_CACHE PRISTINE SRC OUT CCACHE_DIR BUILD BENCH_BUILD FAULT_ARGS

@@ -27,6 +27,7 @@
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
+#include <linux/shmem_fs.h>
 #include <linux/skbuff.h>
 #include <linux/uaccess.h>
 #include <net/netdev_rx_queue.h>
@@ -5598,12 +5599,21 @@ static void tx_expect_refused(struct kunit *test, struct nic_fix *f,
 	KUNIT_EXPECT_EQ(test, atomic64_read(&txq->sends), 0);
 }
 
+/* A socket taken over by an upper layer, for the send path */
+static struct proto tx_test_prot;
+
+static int tx_test_sendmsg(struct sock *sk, struct msghdr *msg, size_t len)
+{
+	return -EIO;
+}
+
 /*
  * Bad sends, each refused with its errno before a byte is sent, with no
  * completion, slot or region reference left: no range, too many, a
  * range of no byte or wrapping, outside every region, past the end of
- * its region, in a dma-buf region, a full completion ring; a socket
- * queue without a completion ring.
+ * its region, in a dma-buf region, a socket taken over by an upper
+ * layer, a full completion ring; a socket queue without a completion
+ * ring.
  */
 static void netgpu_sock_test_tx_refused(struct kunit *test)
 {
@@ -5640,6 +5650,22 @@ static void netgpu_sock_test_tx_refused(struct kunit *test)
 	iov.len = 1;
 	tx_expect_refused(test, f, txq, cli, &iov, 1, -EOPNOTSUPP);
 
+	/*
+	 * Taken over after netgpu_sockq_send()'s check (its proto no longer
+	 * TCP's): refused under the socket lock, the upper layer's sendmsg
+	 * never called (it was, and said -EIO, through sock_sendmsg()).
+	 */
+	iov.addr = f->addr;
+	tx_test_prot = *cli->sk->sk_prot;
+	tx_test_prot.sendmsg = tx_test_sendmsg;
+	lock_sock(cli->sk);
+	sock_replace_proto(cli->sk, &tx_test_prot);
+	release_sock(cli->sk);
+	tx_expect_refused(test, f, txq, cli, &iov, 1, -EOPNOTSUPP);
+	lock_sock(cli->sk);
+	sock_replace_proto(cli->sk, cli->sk->sk_prot_creator);
+	release_sock(cli->sk);
+
 	/* The ring's one slot is held: -ENOBUFS; given back, the send goes. */
 	held = netgpu_tx_req_alloc(txq, 1);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, held);
@@ -5664,6 +5690,103 @@ static void netgpu_sock_test_tx_refused(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sq);
 	KUNIT_EXPECT_EQ(test, netgpu_sockq_send(sq, &s, &iov), -EINVAL);
 	netgpu_sockq_destroy(sq);
+}
+
+/*
+ * A route without scatter-gather: tcp_sendmsg() copies the payload into
+ * its skbs, none takes the send's pages.  The send still completes once,
+ * and counts as copied (no skb was freed with the pages: before the
+ * "used" flag it counted as zero copy).
+ */
+static void netgpu_sock_test_tx_no_sg(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_txq *txq = tx_ring(test, 2);
+	struct netgpu_send_iov iov = { f->addr + 5, 2 * PAGE_SIZE };
+	struct netgpu_stats st = {};
+	struct socket *cli;
+	struct file *file;
+	u8 *pat, *got;
+	u64 bytes;
+
+	pat = tx_fill_region(test, f, 41);
+	got = kunit_kzalloc(test, iov.len, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, got);
+	file = sock_pair(test, &cli);
+	lock_sock(cli->sk);
+	cli->sk->sk_route_caps &= ~NETIF_F_SG;
+	release_sock(cli->sk);
+
+	KUNIT_ASSERT_EQ(test, netgpu_txq_send(txq, f->mc, cli, &iov, 1, 9, 0,
+					      &bytes), 0);
+	KUNIT_EXPECT_EQ(test, bytes, iov.len);
+	tx_recv_all(test, sock_from_file(file), got, iov.len);
+	KUNIT_EXPECT_EQ(test, memcmp(got, pat + 5, iov.len), 0);
+	KUNIT_EXPECT_GT(test, wait_event_timeout(txq->wq, tx_has_completion(txq),
+						 10 * HZ), 0);
+	netgpu_tx_flush();
+	netgpu_txq_get_stats(txq, &st);
+	KUNIT_EXPECT_EQ(test, st.tx_sends, 1);
+	KUNIT_EXPECT_EQ(test, st.tx_completions, 1);
+	KUNIT_EXPECT_EQ(test, st.tx_copied, 1);
+	KUNIT_EXPECT_EQ(test, st.tx_pending, 0);
+}
+
+/*
+ * fail_netgpu_tx: a send that cannot take the pages of its next chunk
+ * ends there.  Failing at the first chunk: -ENODEV, nothing sent, no
+ * completion, the ring slot and the region references given back.
+ * Failing at the second range's (the first pass skipped: space 2): the
+ * first range alone is accepted, arrives, and completes once.
+ */
+static void netgpu_sock_test_tx_fault(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 4);
+	struct netgpu_txq *txq = tx_ring(test, 2);
+	struct netgpu_send_iov iov[2] = {
+		{ f->addr + 1, 100 }, { f->addr + 2 * PAGE_SIZE, 50 },
+	};
+	struct netgpu_stats st = {};
+	struct socket *cli;
+	struct file *file;
+	unsigned int ref;
+	u8 *pat, got[100];
+	u64 bytes, entry;
+
+	pat = tx_fill_region(test, f, 43);
+	file = sock_pair(test, &cli);
+	ref = refcount_read(&f->r->ref);
+
+	netgpu_kunit_fault_arm(test, NETGPU_FAIL_TX);
+	KUNIT_EXPECT_EQ(test, netgpu_txq_send(txq, f->mc, cli, iov, 2, 1, 0,
+					      &bytes), -ENODEV);
+	KUNIT_EXPECT_EQ(test, bytes, 0);
+	KUNIT_EXPECT_EQ(test, txq->pending, 0);
+	netgpu_tx_flush();
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->r->ref), ref);
+	KUNIT_EXPECT_FALSE(test, tx_has_completion(txq));
+
+	netgpu_kunit_fault_arm(test, NETGPU_FAIL_TX);
+#if IS_ENABLED(CONFIG_NETGPU_FAULT_INJECTION)
+	atomic_set(&netgpu_fault_attr(NETGPU_FAIL_TX)->space, 2);
+#endif
+	KUNIT_EXPECT_EQ(test, netgpu_txq_send(txq, f->mc, cli, iov, 2, 2, 0,
+					      &bytes), 0);
+	KUNIT_EXPECT_EQ(test, bytes, 100);
+	tx_recv_all(test, sock_from_file(file), got, sizeof(got));
+	KUNIT_EXPECT_EQ(test, memcmp(got, pat + 1, sizeof(got)), 0);
+	KUNIT_ASSERT_GT(test, wait_event_timeout(txq->wq, tx_has_completion(txq),
+						 10 * HZ), 0);
+	netgpu_tx_flush();
+	entry = *(u64 *)((u8 *)netgpu_queue_ring(txq->cq) +
+			 sizeof(struct netgpu_ring));
+	KUNIT_EXPECT_EQ(test, entry, 2);
+	netgpu_txq_get_stats(txq, &st);
+	KUNIT_EXPECT_EQ(test, st.tx_sends, 1);
+	KUNIT_EXPECT_EQ(test, st.tx_bytes, 100);
+	KUNIT_EXPECT_EQ(test, st.tx_completions, 1);
+	KUNIT_EXPECT_EQ(test, st.tx_pending, 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->r->ref), ref);
 }
 
 /*
@@ -5758,7 +5881,8 @@ static void netgpu_sock_test_tx_ioctl(struct kunit *test)
 	struct netgpu_mem *mem;
 	struct file *tcp;
 	struct socket *cli;
-	unsigned long hole;
+	unsigned long hole, rw, ro;
+	struct file *shm;
 	void __user *u;
 	u8 *data, *got;
 	u64 entry;
@@ -5890,6 +6014,32 @@ static void netgpu_sock_test_tx_ioctl(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cst.tx_bytes, len);
 	KUNIT_EXPECT_EQ(test, cst.tx_completions, 1);
 
+	/*
+	 * An argument that cannot take the result (a read-only view of a
+	 * shmem page that holds a good one): -EFAULT before anything is
+	 * sent, so no completion follows (before the write-back came first
+	 * the send was accepted, then the ioctl failed).
+	 */
+	shm = shmem_file_setup("netgpu_test", PAGE_SIZE, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, shm);
+	rw = vm_mmap(shm, 0, PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, 0);
+	ro = vm_mmap(shm, 0, PAGE_SIZE, PROT_READ, MAP_SHARED, 0);
+	fput(shm);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(rw));
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(ro));
+	ok.bytes = 0;
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)rw, &ok, sizeof(ok)), 0);
+	KUNIT_EXPECT_EQ(test, sock_ioctl(fds.sqfile, NETGPU_SOCKQ_IOCTL_SEND,
+					 (void __user *)ro), -EFAULT);
+	netgpu_tx_flush();
+	sock_stats(test, &fds, SOCK_FD_SOCKQ, u, &sst);
+	KUNIT_EXPECT_EQ(test, sst.tx_sends, 1);
+	KUNIT_EXPECT_EQ(test, sst.tx_pending, 0);
+	/* The ring's producer index: the first send's completion only. */
+	KUNIT_EXPECT_EQ(test, sock_uring_get(test, &ur, 0), 1);
+	vm_munmap(ro, PAGE_SIZE);
+	vm_munmap(rw, PAGE_SIZE);
+
 	vm_munmap(ur.addr, ur.size);
 	__fput_sync(fds.sqfile);
 	netgpu_ctx_put(fds.ctx);
@@ -5942,6 +6092,8 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_tx_stream),
 	KUNIT_CASE(netgpu_sock_test_tx_skb_paths),
 	KUNIT_CASE(netgpu_sock_test_tx_refused),
+	KUNIT_CASE(netgpu_sock_test_tx_no_sg),
+	KUNIT_CASE(netgpu_sock_test_tx_fault),
 	KUNIT_CASE(netgpu_sock_test_tx_fail_nth),
 	KUNIT_CASE(netgpu_sock_test_tx_ioctl),
 	{}

@@ -422,6 +422,14 @@ static long netgpu_send_user(struct netgpu_sockq *sq, unsigned int cmd,
 	    arg.bytes || !netgpu_is_zero(arg.resv) || !arg.nr_iov ||
 	    arg.nr_iov > NETGPU_SEND_MAX_IOV)
 		return -EINVAL;
+	/*
+	 * The argument must take the result: written back unchanged before
+	 * anything is sent, so that an unwritable one fails before a send
+	 * is accepted (whose completion would follow an error).
+	 */
+	err = netgpu_put_arg(uarg, cmd, &arg, sizeof(arg));
+	if (err)
+		return err;
 	iov = memdup_array_user(u64_to_user_ptr(arg.iov), arg.nr_iov,
 				sizeof(*iov));
 	if (IS_ERR(iov))

@@ -18,11 +18,13 @@
 static DECLARE_FAULT_ATTR(fail_netgpu_refill);
 static DECLARE_FAULT_ATTR(fail_netgpu_dma_map);
 static DECLARE_FAULT_ATTR(fail_netgpu_rx_ring);
+static DECLARE_FAULT_ATTR(fail_netgpu_tx);
 
 static struct fault_attr *const netgpu_fault_attrs[] = {
 	[NETGPU_FAIL_REFILL]	= &fail_netgpu_refill,
 	[NETGPU_FAIL_DMA_MAP]	= &fail_netgpu_dma_map,
 	[NETGPU_FAIL_RX_RING]	= &fail_netgpu_rx_ring,
+	[NETGPU_FAIL_TX]	= &fail_netgpu_tx,
 };
 
 /* Built in only: a module has no boot parameters of this form. */
@@ -44,6 +46,12 @@ static int __init fail_netgpu_rx_ring_setup(char *str)
 	return setup_fault_attr(&fail_netgpu_rx_ring, str);
 }
 __setup("fail_netgpu_rx_ring=", fail_netgpu_rx_ring_setup);
+
+static int __init fail_netgpu_tx_setup(char *str)
+{
+	return setup_fault_attr(&fail_netgpu_tx, str);
+}
+__setup("fail_netgpu_tx=", fail_netgpu_tx_setup);
 #endif
 
 /**
@@ -88,6 +96,7 @@ static const char *const netgpu_fault_names[] = {
 	[NETGPU_FAIL_REFILL]	= "fail_netgpu_refill",
 	[NETGPU_FAIL_DMA_MAP]	= "fail_netgpu_dma_map",
 	[NETGPU_FAIL_RX_RING]	= "fail_netgpu_rx_ring",
+	[NETGPU_FAIL_TX]	= "fail_netgpu_tx",
 };
 
 /**

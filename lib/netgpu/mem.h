@@ -217,12 +217,15 @@ int netgpu_dmabuf_add_region_fd(struct netgpu_mem *mem, int fd, u64 addr);
  *	attachment's map with -ENOMEM)
  * @NETGPU_FAIL_RX_RING: fail_netgpu_rx_ring: a socket queue's rx ring
  *	reads as full although it has room
+ * @NETGPU_FAIL_TX: fail_netgpu_tx: a zero-copy send cannot take the pages
+ *	of its next chunk, as when the region is revoked under it
  * @NETGPU_NR_FAIL: number of points
  */
 enum netgpu_fault_point {
 	NETGPU_FAIL_REFILL,
 	NETGPU_FAIL_DMA_MAP,
 	NETGPU_FAIL_RX_RING,
+	NETGPU_FAIL_TX,
 	NETGPU_NR_FAIL,
 };
 

@@ -594,10 +594,9 @@ EXPORT_SYMBOL_GPL(netgpu_sockq_get_stats);
  * @iov: @s->nr_iov ranges, in kernel memory
  *
  * Zero-copy transmit (see the DOC in tx.h) on the queue's socket.  A
- * socket taken over by an upper layer since it was attached is refused;
- * one taken over between that check and tcp_sendmsg() either refuses
- * MSG_ZEROCOPY (kTLS) or copies the bytes (the send then completes when
- * the call returns).
+ * socket taken over by an upper layer since it was attached is refused,
+ * here and again under the socket lock the send holds (one taken over
+ * between the two checks).
  *
  * Context: Process context, may sleep.
  * Return: 0 or an error, as netgpu_txq_send(); -EINVAL without a

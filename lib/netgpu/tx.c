@@ -12,10 +12,12 @@
 #include <linux/net.h>
 #include <linux/poll.h>
 #include <linux/rcupdate.h>
+#include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/socket.h>
 #include <linux/uio.h>
 #include <net/sock.h>
+#include <net/tcp.h>
 #include <uapi/linux/netgpu.h>
 
 #include "mem.h"
@@ -23,7 +25,7 @@
 #include "queue.h"
 #include "tx.h"
 
-/* Pages fed to one tcp_sendmsg() call */
+/* Pages fed to one tcp_sendmsg_locked() call */
 #define NETGPU_TX_CHUNK		32
 
 /* As io_uring's notifications: the pages outlive the skbs (regions held) */
@@ -132,11 +134,13 @@ static void netgpu_tx_req_complete(struct netgpu_tx_req *req)
 		netgpu_queue_prod_submit(txq->cq);
 	WRITE_ONCE(txq->pending, txq->pending - 1);
 	spin_unlock_irqrestore(&txq->lock, flags);
-	if (err)
+	/* The slot was held since netgpu_tx_req_alloc(): never without room */
+	if (WARN_ON_ONCE(err))
 		atomic64_inc(&txq->lost);
 	else
 		atomic64_inc(&txq->completions);
-	if (READ_ONCE(req->copied))
+	/* As io_uring's zc_used: no skb took the pages, TCP copied them. */
+	if (READ_ONCE(req->copied) || !READ_ONCE(req->used))
 		atomic64_inc(&txq->copied);
 	wake_up_poll(&txq->wq, EPOLLRDBAND | EPOLLOUT | EPOLLWRNORM);
 
@@ -157,6 +161,8 @@ static void netgpu_tx_ubuf_complete(struct sk_buff *skb,
 
 	if (!zerocopy_success)
 		WRITE_ONCE(req->copied, true);
+	else if (skb)
+		WRITE_ONCE(req->used, true);
 	if (refcount_dec_and_test(&uarg->refcnt))
 		netgpu_tx_req_complete(req);
 }
@@ -222,6 +228,8 @@ VISIBLE_IF_KUNIT void netgpu_tx_req_abort(struct netgpu_tx_req *req)
 	spin_lock_irq(&txq->lock);
 	WRITE_ONCE(txq->pending, txq->pending - 1);
 	spin_unlock_irq(&txq->lock);
+	/* A slot is free again: EPOLLOUT for a poller that waits for one. */
+	wake_up_poll(&txq->wq, EPOLLOUT | EPOLLWRNORM);
 	netgpu_tx_req_free(req);
 }
 EXPORT_SYMBOL_IF_KUNIT(netgpu_tx_req_abort);
@@ -256,9 +264,9 @@ static int netgpu_tx_resolve(struct netgpu_memctx *mc, struct netgpu_tx_req *req
 			return -EINVAL;
 		rcu_read_lock();
 		err = netgpu_memctx_lookup(mc, iov[i].addr, &loc);
-		r = loc.r;
 		if (err)
 			goto unlock;
+		r = loc.r;
 		if (!netgpu_region_cpu_writable(r)) {
 			err = -EOPNOTSUPP;
 			goto unlock;
@@ -284,11 +292,12 @@ unlock:
 }
 
 /*
- * [@addr, @addr + @len) of @r into the socket, a chunk of pages at a time.
+ * [@addr, @addr + @len) of @r into the socket, a chunk of pages at a time,
+ * the socket locked by the caller.
  * Return: 0 when all of it went, 1 when the socket took less (the send
  * ends there), or the error of a chunk nothing of which went.
  */
-static int netgpu_tx_push(struct socket *sock, struct netgpu_tx_req *req,
+static int netgpu_tx_push(struct sock *sk, struct netgpu_tx_req *req,
 			  struct netgpu_region *r, u64 addr, u64 len,
 			  int flags, bool last, struct netgpu_tx_scratch *sc,
 			  u64 *sent)
@@ -302,6 +311,9 @@ static int netgpu_tx_push(struct socket *sock, struct netgpu_tx_req *req,
 		off = addr & (PAGE_SIZE - 1);
 		n = min_t(u64, DIV_ROUND_UP_ULL(off + len, PAGE_SIZE),
 			  NETGPU_TX_CHUNK);
+		/* fail_netgpu_tx: as a region revoked under the send */
+		if (netgpu_should_fail(NETGPU_FAIL_TX))
+			return -ENODEV;
 		got = netgpu_region_get_pages(r, addr - off, sc->pages, n);
 		if (got <= 0)
 			return got ? got : -EFAULT;
@@ -316,7 +328,7 @@ static int netgpu_tx_push(struct socket *sock, struct netgpu_tx_req *req,
 		msg.msg_flags = flags | MSG_ZEROCOPY | MSG_NOSIGNAL;
 		if (!last || bytes < len)
 			msg.msg_flags |= MSG_MORE;
-		ret = sock_sendmsg(sock, &msg);
+		ret = tcp_sendmsg_locked(sk, &msg, bytes);
 		for (k = 0; k < got; k++)
 			put_page(sc->pages[k]);
 		if (ret < 0)
@@ -328,6 +340,40 @@ static int netgpu_tx_push(struct socket *sock, struct netgpu_tx_req *req,
 		len -= ret;
 	}
 	return 0;
+}
+
+/*
+ * The ranges, in order, into @sock under one hold of its lock: the LSM's
+ * sendmsg check first (as sock_sendmsg() makes it), then
+ * tcp_sendmsg_locked() a chunk at a time on a socket that is still
+ * plain TCP.  0, or the error that ended the send (*@sent tells whether
+ * anything went before it).
+ */
+static int netgpu_tx_send_locked(struct socket *sock, struct netgpu_tx_req *req,
+				 const struct netgpu_send_iov *iov, u32 nr_iov,
+				 int msg_flags, u32 flags,
+				 struct netgpu_tx_scratch *sc, u64 *sent)
+{
+	struct msghdr msg = {};
+	struct sock *sk = sock->sk;
+	u64 total = 0;
+	int err;
+	u32 i;
+
+	for (i = 0; i < nr_iov; i++)
+		total += iov[i].len;
+	err = security_socket_sendmsg(sock, &msg, min_t(u64, total, INT_MAX));
+	if (err)
+		return err;
+	lock_sock(sk);
+	if (READ_ONCE(sk->sk_prot)->sendmsg != tcp_sendmsg)
+		err = -EOPNOTSUPP;
+	for (i = 0; !err && i < nr_iov; i++)
+		err = netgpu_tx_push(sk, req, sc->rs[i], iov[i].addr, iov[i].len,
+				     msg_flags, i == nr_iov - 1 &&
+				     !(flags & NETGPU_SEND_MORE), sc, sent);
+	release_sock(sk);
+	return err;
 }
 
 /**
@@ -347,9 +393,12 @@ static int netgpu_tx_push(struct socket *sock, struct netgpu_tx_req *req,
  * in the socket completes exactly once on the ring; one that put none
  * gives its slot back and completes never.
  *
- * Context: Process context, may sleep.  Takes the socket lock (in
- * tcp_sendmsg()).
- * Return: 0 with *@bytes > 0; else an error as the uapi header lists.
+ * Context: Process context, may sleep.  Takes the socket lock, once for
+ * the whole send (so that nothing another sender writes on the socket
+ * lands between its chunks, unless it waits for room in the send buffer,
+ * where tcp_sendmsg() lets go of the lock too).
+ * Return: 0 with *@bytes > 0; else an error as the uapi header lists,
+ * -EOPNOTSUPP for a socket no longer plain TCP (checked under the lock).
  */
 int netgpu_txq_send(struct netgpu_txq *txq, struct netgpu_memctx *mc,
 		    struct socket *sock, const struct netgpu_send_iov *iov,
@@ -360,7 +409,6 @@ int netgpu_txq_send(struct netgpu_txq *txq, struct netgpu_memctx *mc,
 	int msg_flags = flags & NETGPU_SEND_NONBLOCK ? MSG_DONTWAIT : 0;
 	u64 sent = 0;
 	int err = 0;
-	u32 i;
 
 	*bytes = 0;
 	if (!nr_iov || nr_iov > NETGPU_SEND_MAX_IOV)
@@ -374,10 +422,9 @@ int netgpu_txq_send(struct netgpu_txq *txq, struct netgpu_memctx *mc,
 		return PTR_ERR(req);
 	}
 	err = netgpu_tx_resolve(mc, req, iov, nr_iov, sc->rs);
-	for (i = 0; !err && i < nr_iov; i++)
-		err = netgpu_tx_push(sock, req, sc->rs[i], iov[i].addr, iov[i].len,
-				     msg_flags, i == nr_iov - 1 &&
-				     !(flags & NETGPU_SEND_MORE), sc, &sent);
+	if (!err)
+		err = netgpu_tx_send_locked(sock, req, iov, nr_iov, msg_flags,
+					    flags, sc, &sent);
 	kfree(sc);
 
 	/* No skb took the send: no completion. */

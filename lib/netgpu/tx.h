@@ -77,8 +77,8 @@ struct socket;
  * @bytes: bytes they put in the socket
  * @completions: completions written
  * @copied: sends the stack had to copy (some of) the payload of
- * @lost: completions the ring had no room for (user space moved its
- *	consumer index beyond the entries it was given)
+ * @lost: completions the ring had no room for: a bug (each accepted send
+ *	holds a slot; the consumer index user space writes is sanitised)
  */
 struct netgpu_txq {
 	refcount_t		ref;
@@ -102,6 +102,9 @@ struct netgpu_txq {
  * @txq: the completion ring (a reference is held)
  * @user_data: what the completion says
  * @copied: an skb of the send was copied (zerocopy_success false)
+ * @used: an skb holding the send's pages was freed with them (without
+ *	one, the stack copied the payload in tcp_sendmsg(): no
+ *	scatter-gather on the route)
  * @nr_regions: entries of @regions
  * @regions: the regions the send reads (a reference on each)
  * @done: on the list of completed sends whose references process context
@@ -113,6 +116,7 @@ struct netgpu_tx_req {
 	struct netgpu_txq	*txq;
 	u64			user_data;
 	bool			copied;
+	bool			used;
 	unsigned int		nr_regions;
 	struct netgpu_region	*regions[NETGPU_TX_MAX_REGIONS];
 };

@@ -377,8 +377,10 @@ struct netgpu_attach_socket {
  *	bytes (a local receiver, a device without scatter-gather) rather
  *	than handing the region's pages to the device
  * @tx_pending: sends accepted and not completed, now
- * @tx_lost: completions the ring had no room for: only when user space
- *	moved its consumer index past the entries it was given
+ * @tx_lost: completions the ring had no room for: always 0 (an accepted
+ *	send holds its slot, and a consumer index user space moves back or
+ *	past the entries it was given is ignored); anything else is a
+ *	kernel bug
  *
  * The ``fill_*``, ``rx_*`` and ``tx_*`` counters count since the queue
  * was bound or the socket attached, the ``bufs_*`` gauges and @tx_pending
@@ -515,9 +517,19 @@ struct netgpu_send_iov {
  * for a region being removed; ``-EOPNOTSUPP`` for a dma-buf region (this
  * kernel's TX skbs cannot carry device memory) or a socket that is not
  * plain TCP; ``-ENOBUFS`` when the completion ring has no room for the
- * completion (consume it); ``-EAGAIN`` with NETGPU_SEND_NONBLOCK and a
- * full send buffer; ``-EINTR``; the socket's error (``-EPIPE``,
- * ``-ENOTCONN``).  No completion follows an error.
+ * completion (consume it; checked before the ranges); ``-EAGAIN`` with
+ * NETGPU_SEND_NONBLOCK and a full send buffer (the socket's own
+ * O_NONBLOCK does not count); ``-EINTR``; the socket's error (``-EPIPE``
+ * after a shutdown of the sending side, ``-ECONNRESET``...).  No
+ * completion follows an error, with one exception: an argument that
+ * becomes unwritable while the call runs (it is written back before
+ * anything is sent, so one that is unwritable from the start fails with
+ * ``-EFAULT`` before) may fail the write-back of @bytes after the send
+ * was accepted.
+ *
+ * A socket that is also used with MSG_ZEROCOPY send()s: such a send
+ * fails with ``-ENOBUFS`` while the tail of the write queue carries
+ * netgpu's pages (each zero-copy skb names one owner).
  */
 struct netgpu_send {
 	__u64	iov;
