@@ -5,7 +5,8 @@
 # receive path.  /guest/campaign.env holds the campaign, normalized by
 # the host (scripts/torture): C_NAME, C_SEED, C_DURATION, C_PAIRS,
 # C_STREAM_BYTES, C_MEMORY, C_HOSTILE, C_HOSTILE_PERMILLE,
-# C_REVOKE_PERMILLE, C_UNPLUG_PERMILLE, C_RESET_PERMILLE, C_FUZZ_PROCS,
+# C_REVOKE_PERMILLE, C_UNPLUG_PERMILLE, C_RESET_PERMILLE, C_TX_PERMILLE,
+# C_FUZZ_PROCS,
 # C_FAULTS (the armed sites) and C_FAULT_<site> ("probability interval
 # times space who"), C_REPEAT (the command that repeats the run).
 #
@@ -13,7 +14,9 @@
 # in namespace A, sender ngs<i> in namespace B), each with a worker
 # that runs streams one after another until the campaign's time is up:
 # netgpu-rx binds ngr<i>'s queue, B sends a seeded stream of a drawn
-# size, netgpu-rx checks every byte.  Each stream draws its memory, a
+# size (with send(), or, C_TX_PERMILLE of the streams, with netgpu's
+# zero-copy SEND from a host region of a context on ngs<i>: nsim_netgpu
+# send), netgpu-rx checks every byte.  Each stream draws its memory, a
 # hostile behaviour, and an event (its memory removed, its device
 # deleted, its queue restarted) from the worker's generator, seeded
 # from the campaign's seed.  Beside them, C_FUZZ_PROCS ABI fuzzers on a
@@ -284,12 +287,31 @@ excused() {
 	return 1
 }
 
+# tx_faulted <sender output>: netgpu's sender stopped by an injected
+# fail_netgpu_tx (a SEND failing with ENODEV: no region is removed in a
+# TX stream) while that site is armed.
+tx_faulted() {
+	case " $C_FAULTS " in
+	*" fail_netgpu_tx "*) grep -q '^send: ENODEV after ' "$1" ;;
+	*) return 1 ;;
+	esac
+}
+
+# tx_setup_excused <sender output>: netgpu's sender failed to attach its
+# region with ENOMEM (mapping it for the device) while
+# fail_netgpu_dma_map is armed, as excused() allows a receiver.
+tx_setup_excused() {
+	# The receiver's task filter (MIF) is not the sender's.
+	grep -q '^ATTACH_REGION [0-9]*: ENOMEM$' "$1" &&
+		( MIF=0; excused "NETGPU_CTX_IOCTL_ATTACH_REGION: Cannot allocate memory" )
+}
+
 # record: the stream's line (stream()'s variables), to $W/streams and
 # the console.
 record() {
 	local line
 
-	line=$(echo "stream $i.$k seed $sseed bytes $bytes mem $mem hostile $hostile event $ev event_rc ${evrc:--} sent $src rx_exit $rrc got ${got:-0} mismatches ${mm:-0} zc ${zc:-0} result $res errno ${err:-none}" |
+	line=$(echo "stream $i.$k seed $sseed bytes $bytes mem $mem hostile $hostile event $ev event_rc ${evrc:--} sender $sender sent $src tx_sends ${txs:-0} tx_completions ${txc:-0} rx_exit $rrc got ${got:-0} mismatches ${mm:-0} zc ${zc:-0} result $res errno ${err:-none}" |
 	       tr -s ' ')
 	echo "$line" >> $W/streams
 	ktap_diag "$line"
@@ -300,7 +322,7 @@ record() {
 stream() {
 	local i=$1 k=$2 port=$((20000 + $1 * 1000 + $2 % 1000)) bytes mem hostile ev r
 	local sseed args rpid spid src rrc out=$W/rx.$1 tx=$W/tx.$1 at res err got mm zc
-	local dev=$((100 + 2 * $1)) cpid unplugged=0 evrc=-
+	local dev=$((100 + 2 * $1)) cpid unplugged=0 evrc=- sender=tcp txs txc tl
 	sseed=$(( (C_SEED * 7919 + i * 104729 + k) % 2147483647 + 1 ))
 	bytes=$(( C_STREAM_BYTES / 4 + (RANDOM * 32768 + RANDOM) % (C_STREAM_BYTES * 3 / 4 + 1) ))
 	pick "$C_MEMORY"
@@ -324,6 +346,9 @@ stream() {
 	fi
 	# Where the event strikes: bytes for a removal, else milliseconds
 	# after the bind.
+	# Drawn only in campaigns with TX: the others' draws stay as they were.
+	[ "${C_TX_PERMILLE:-0}" -gt 0 ] &&
+		[ $((RANDOM % 1000)) -lt "$C_TX_PERMILLE" ] && sender=netgpu
 	at=$((100 + RANDOM % 1500))
 	[ $ev = revoke ] && at=$((bytes / 8 + (RANDOM * 32768 + RANDOM) % (bytes / 2)))
 
@@ -361,7 +386,11 @@ stream() {
 		[ $res = refused ] || finding "stream $i.$k: netgpu-rx did not listen: $(head -n 3 $out | tr '\n' ' ')"
 		return
 	fi
-	nsenter -t "$PID_B" -n timeout $SEND_TIMEOUT $NSIM_TCP send 10.90.$i.1 $port $bytes $sseed > $tx 2>&1 &
+	if [ $sender = netgpu ]; then
+		nsenter -t "$PID_B" -n timeout $SEND_TIMEOUT $NSIM_NETGPU send ngs$i 10.90.$i.1 $port $bytes $sseed host > $tx 2>&1 &
+	else
+		nsenter -t "$PID_B" -n timeout $SEND_TIMEOUT $NSIM_TCP send 10.90.$i.1 $port $bytes $sseed > $tx 2>&1 &
+	fi
 	spid=$!
 	case $hostile/$ev in
 	kill/*)
@@ -401,8 +430,18 @@ stream() {
 	zc=$(sed -n 's/.* zc=\([0-9]*\) .*/\1/p' $out)
 	err=$(grep -v '^netgpu-rx: \(bytes=\|listening\|bound\|removed\|stalled\|user references\)' $out |
 	      sed -n 's/^netgpu-rx: \(.*\): \(.*\)$/\1: \2/p' | head -n 1)
+	# netgpu's sender: its sends and their completions, as it reported
+	# them (no line: it died or was stopped before).
+	tl=$(grep '^nsim_netgpu: send bytes=' $tx)
+	txs=$(echo "$tl" | sed -n 's/.* sends=\([0-9]*\) .*/\1/p')
+	txc=$(echo "$tl" | sed -n 's/.* completions=\([0-9]*\) .*/\1/p')
 	res=ok
-	if [ "${mm:-0}" -gt 0 ]; then
+	if [ -n "$tl" ] && ! echo "$tl" | grep -q ' lost=0 .* unexpected=0 '; then
+		# A completion the ring had no room for, or one naming no
+		# send: never, whatever the stream met.
+		res=tx_lost
+		finding "stream $i.$k (seed $sseed): netgpu's sender: $tl"
+	elif [ "${mm:-0}" -gt 0 ]; then
 		res=corrupt
 		finding "stream $i.$k (seed $sseed): ${mm} bad bytes: $(grep bytes= $out)"
 	elif grep -q '^netgpu-rx: user references' $out; then
@@ -421,17 +460,40 @@ stream() {
 	elif [ $hostile = hold ]; then
 		res=held
 		grep -q 'stalled as expected' $out || [ "$rrc" -eq 0 ] || res=failed
+	elif [ $rrc -eq 0 ] && [ "$got" = "$bytes" ] && [ $sender = netgpu ] &&
+	     [ $src -ne 0 ]; then
+		# Every byte arrived: netgpu's sender must have seen every
+		# send complete once (its exit 0).
+		res=tx_incomplete
+		finding "stream $i.$k (seed $sseed): every byte arrived, but netgpu's sender exited $src: $(tr '\n' ' ' < $tx)"
 	elif [ $rrc -eq 0 ] && [ "$got" = "$bytes" ]; then
 		# Every byte arrived and was checked, whatever became of
 		# the sender's wait for the close.
 		res=ok
+	elif [ $sender = netgpu ] && tx_faulted $tx; then
+		# fail_netgpu_tx ended the send (ENODEV, nothing of that
+		# SEND taken): the receiver gets a part of the stream, all
+		# of it right, and every send accepted before completed.
+		if [ -n "$tl" ] && [ "$txs" = "$txc" ] &&
+		   echo "$tl" | grep -q ' pending=0 '; then
+			res=tx_faulted
+		else
+			res=tx_incomplete
+			finding "stream $i.$k (seed $sseed): netgpu's sender ended by fail_netgpu_tx with sends not completed: $(tr '\n' ' ' < $tx)"
+		fi
 	elif [ -n "$err" ] && excused "$err"; then
 		res=refused
+	elif [ $sender = netgpu ] && [ "${got:-0}" -eq 0 ] &&
+	     tx_setup_excused $tx; then
+		# netgpu's sender could not set up (its region's mapping for
+		# the device under fail_netgpu_dma_map): it never connected,
+		# the receiver waited for nothing.
+		res=tx_refused
 	else
 		res=failed
 	fi
 	if [ $res = failed ]; then
-		finding "stream $i.$k (seed $sseed, $mem, $hostile, event $ev): receiver exit $rrc, sender exit $src, $(grep -v '^netgpu-rx: listening' $out | tr '\n' ' ') / $(tr '\n' ' ' < $tx)"
+		finding "stream $i.$k (seed $sseed, $mem, $hostile, event $ev, sender $sender): receiver exit $rrc, sender exit $src, $(grep -v '^netgpu-rx: listening' $out | tr '\n' ' ') / $(tr '\n' ' ' < $tx)"
 	fi
 	if [ $ev = reset ] && [ $res = ok ]; then
 		# The write failed (an injected fault; netdevsim refuses a
@@ -615,13 +677,17 @@ final_report() {
 	report "repeat $C_REPEAT"
 	awk '{ for (i = 3; i < NF; i += 2) v[$i] = $(i + 1)
 	       n++; res[v["result"]]++; kind[v["mem"] "/" v["hostile"] "/" v["event"]]++
+	       if (v["sender"] == "netgpu") { tx++; txs += v["tx_sends"]; txc += v["tx_completions"] }
 	       got += v["got"]; if (v["mismatches"] == 0) ver += v["got"]; zc += v["zc"]
 	       if (v["errno"] != "none") { e = $0; sub(/.* errno /, "", e); err[e]++ } }
 	     END { printf "    # report: streams %d\n", n
 		   for (k in res) printf "    # report: result %s %d\n", k, res[k]
 		   for (k in kind) printf "    # report: operation %s %d\n", k, kind[k]
 		   for (k in err) printf "    # report: errno %s = %d\n", k, err[k]
-		   printf "    # report: bytes moved %d verified %d zero_copy %d\n", got, ver, zc }' $W/streams
+		   printf "    # report: bytes moved %d verified %d zero_copy %d\n", got, ver, zc
+		   printf "    # report: operation tx_streams %d\n", tx
+		   printf "    # report: operation tx_sends %d\n", txs
+		   printf "    # report: operation tx_completions %d\n", txc }' $W/streams
 	[ -f $W/fuzz.out ] && report "operation fuzz $(sed -n 's/^netgpu-fuzz: done //p' $W/fuzz.out)"
 	[ -f $W/injected ] && while read -r site n; do report "fault $site $n"; done < $W/injected
 	[ -f $W/dma_unchecked ] && report "unchecked DMA mappings: dma-debug disabled itself under an injected fault"
