@@ -93,10 +93,33 @@ bench_one() {
 		sed "s/^/bench-rx $who run $run: /"
 }
 
+# bench_rounds <rounds> <seed> <one> <participant>...: a warm-up round
+# (run 0, every participant once) and <rounds> rounds, the participants'
+# order rotated from round to round (round r starts with participant
+# r mod n, so each is first, second... equally often); each transfer is
+# <one> <participant> <bytes> <seed + r> <r>.
+bench_rounds() {
+	local rounds=$1 seed=$2 one=$3 bytes=${nsim_bench_bytes:-134217728}
+	local order r k who
+	shift 3
+	order=$*
+	for r in $(seq 0 "$rounds"); do
+		# shellcheck disable=SC2086 # the list, split
+		set -- $order
+		k=$((r % $#))
+		while [ $k -gt 0 ]; do
+			set -- "$@" "$1"
+			shift
+			k=$((k - 1))
+		done
+		for who in "$@"; do
+			"$one" "$who" "$bytes" $((seed + r)) "$r" || return 1
+		done
+	done
+}
+
 bench_rx() {
-	local rounds=$1 bytes=${nsim_bench_bytes:-134217728} r k who
-	local order="recv netgpu netgpu_host devmem"
-	echo "bench-rx: bytes=$bytes seed=$SEED rounds=$rounds (+1 warm-up)" \
+	echo "bench-rx: bytes=${nsim_bench_bytes:-134217728} seed=$SEED rounds=$1 (+1 warm-up)" \
 		"verify=${nsim_bench_verify:-1} tokens=${nsim_bench_tokens:-frag}" \
 		"cpus=$(grep -c '^processor' /proc/cpuinfo)"
 	# The receivers' environment: no Fletcher sum (netgpu-rx has none),
@@ -104,19 +127,75 @@ bench_rx() {
 	export NSIM_TCP_SUM=0 NSIM_TCP_VERIFY="${nsim_bench_verify:-1}"
 	export NSIM_TCP_TOKENS="${nsim_bench_tokens:-frag}"
 	echo 1 > "$A_DFS/rx_split"
-	for r in $(seq 0 "$rounds"); do
-		# Rotate: round r starts with receiver (r mod 4).
-		# shellcheck disable=SC2086 # the list, split
-		set -- $order
-		k=$((r % 4))
-		while [ $k -gt 0 ]; do
-			set -- "$@" "$1"
-			shift
-			k=$((k - 1))
-		done
-		for who in "$@"; do
-			bench_one "$who" "$bytes" $((SEED + r)) "$r" || return 1
-		done
-	done
+	bench_rounds "$1" "$SEED" bench_one recv netgpu netgpu_host devmem ||
+		return 1
 	echo "bench-rx: done"
+}
+
+# ----- the send benchmark (after bench_rx, in the same boot) -----
+#
+# One TCP stream from B to A's nsim_tcp recv (the same receiver, the
+# same byte check for every sender), sent three ways by nsim_netgpu send
+# from 8 MiB of host memory in 256 KiB slots, each slot filled with the
+# next bytes of the stream by the same routine before it is sent:
+#   netgpu  NETGPU_SOCKQ_IOCTL_SEND, completions on the completion ring
+#   copy    send()
+#   msgzc   send(MSG_ZEROCOPY), notifications on the error queue
+# A's emulated header split on: A's netdevsim "DMA"s B's frags and frees
+# B's skbs, as a device that read them would (no copy on A's side, so
+# netgpu's and MSG_ZEROCOPY's pages are really not copied).  Rounds,
+# rotation and the figures as bench_rx's: each transfer prints
+#   bench-tx <sender> run <r> wall <s> busy <ticks> ... (as bench-rx)
+# with loop_secs/loop_cpu the sender's own figures.
+
+# bench_tx_one <sender> <bytes> <seed> <run>
+bench_tx_one() {
+	local who=$1 bytes=$2 seed=$3 run=$4 mode rpid rrc src t0 t1 s0 s1
+	case $who in
+	netgpu) mode=host ;;
+	*) mode=$who ;;
+	esac
+	rm -f /tmp/bench.out /tmp/send.out
+	( ex_a "$NSIM_TCP" recv $PORT "$bytes" "$seed" ) > /tmp/bench.out 2>&1 &
+	rpid=$!
+	if ! wait_for /tmp/bench.out 'listening' 60 "$rpid"; then
+		echo "bench-tx $who run $run FAILED: no listener"
+		cat /tmp/bench.out
+		kill "$rpid" 2>/dev/null
+		return 1
+	fi
+	s0=$(bench_stat)
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	in_b "$NSIM_NETGPU" send "$IF_B" "$A_IP" $PORT "$bytes" "$seed" \
+		"$mode" > /tmp/send.out 2>&1
+	src=$?
+	wait "$rpid"
+	rrc=$?
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	s1=$(bench_stat)
+	if [ $src -ne 0 ] || [ $rrc -ne 0 ] ||
+	   ! grep -q "bytes=$bytes mismatches=0 " /tmp/bench.out ||
+	   ! grep -q "^nsim_netgpu: send bytes=$bytes " /tmp/send.out; then
+		echo "bench-tx $who run $run FAILED (sender $src, receiver $rrc)"
+		cat /tmp/bench.out /tmp/send.out
+		return 1
+	fi
+	echo "$s0 $s1" | awk -v who="$who" -v run="$run" -v t0="$t0" -v t1="$t1" \
+		-v secs="$(sed -n 's/^nsim_netgpu: send .* secs=\([0-9.]*\).*/\1/p' /tmp/send.out)" '{
+		printf("bench-tx %s run %d wall %.2f busy %d user %d sys %d irq %d softirq %d all %d hz 100 loop_secs %.3f loop_cpu 0\n",
+		       who, run, t1 - t0, $7 - $1, $8 - $2, $9 - $3, $10 - $4,
+		       $11 - $5, $12 - $6, secs + 0)
+	}'
+	grep -E '^nsim_netgpu: send bytes=' /tmp/send.out |
+		sed "s/^/bench-tx $who run $run: /"
+}
+
+bench_tx() {
+	echo "bench-tx: bytes=${nsim_bench_bytes:-134217728} seed=$((SEED + 100)) rounds=$1 (+1 warm-up)" \
+		"verify=${nsim_bench_verify:-1} cpus=$(grep -c '^processor' /proc/cpuinfo)"
+	export NSIM_TCP_SUM=0 NSIM_TCP_VERIFY="${nsim_bench_verify:-1}"
+	echo 1 > "$A_DFS/rx_split"
+	bench_rounds "$1" $((SEED + 100)) bench_tx_one netgpu copy msgzc ||
+		return 1
+	echo "bench-tx: done"
 }
