@@ -19,7 +19,7 @@
 #include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/fs.h>
-#include <linux/kfifo.h>
+#include <linux/ptr_ring.h>
 #include <linux/kthread.h>
 #include <linux/mman.h>
 #include <linux/net.h>
@@ -663,8 +663,13 @@ static void netgpu_nic_test_skb(struct kunit *test)
  * @returned: buffers given back on the fill ring
  * @task: the user's kthread
  */
+/*
+ * A ptr_ring, not a kfifo: its indexes are read and written under its
+ * locks or with READ_ONCE()/WRITE_ONCE(); the lockless kfifo's plain
+ * index accesses made KCSAN report this harness (make kcsan).
+ */
 struct nic_user {
-	DECLARE_KFIFO(fifo, struct sk_buff *, 64);
+	struct ptr_ring		ring;
 	bool			done;
 	struct netgpu_ifq	*ifq;
 	unsigned long		returned;
@@ -678,8 +683,9 @@ static int nic_user_fn(void *arg)
 	struct sk_buff *skb;
 
 	for (;;) {
-		if (!kfifo_get(&u->fifo, &skb)) {
-			if (READ_ONCE(u->done) && kfifo_is_empty(&u->fifo))
+		skb = ptr_ring_consume(&u->ring);
+		if (!skb) {
+			if (READ_ONCE(u->done) && ptr_ring_empty(&u->ring))
 				break;
 			cond_resched();
 			continue;
@@ -699,6 +705,7 @@ static void nic_user_stop(void *arg)
 
 	WRITE_ONCE(u->done, true);
 	kthread_stop(u->task);
+	ptr_ring_cleanup(&u->ring, NULL);
 }
 
 /*
@@ -723,9 +730,11 @@ static void netgpu_nic_test_concurrent(struct kunit *test)
 	NETGPU_TEST_REQUIRES(test, num_online_cpus() > 1);
 	u = kunit_kzalloc(test, sizeof(*u), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, u);
-	INIT_KFIFO(u->fifo);
+	KUNIT_ASSERT_EQ(test, ptr_ring_init(&u->ring, 64, GFP_KERNEL), 0);
 	u->ifq = ifq;
 	t = kthread_create(nic_user_fn, u, "netgpu-nic-user");
+	if (IS_ERR(t))
+		ptr_ring_cleanup(&u->ring, NULL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
 	u->task = t;
 	kthread_bind(t, cpumask_last(cpu_online_mask));
@@ -744,7 +753,7 @@ static void netgpu_nic_test_concurrent(struct kunit *test)
 		skb = mock_nic_rx_skb(f->nic, &nm, 1, 1000);
 		KUNIT_ASSERT_NOT_NULL(test, skb);
 		netgpu_niov_get_uref(netgpu_niov_from_netmem(nm));
-		while (!kfifo_put(&u->fifo, skb))
+		while (ptr_ring_produce(&u->ring, skb))
 			cond_resched();
 		sent++;
 	}
