@@ -44,12 +44,38 @@ bench_stat() {
 	}' /proc/stat
 }
 
+# bench_listen <rx|tx> <who> <run> <receiver...>: the receiver started in
+# A (itself $BENCH_RPID: ex_a execs it), its output in /tmp/bench.out;
+# 1, said, if it does not listen within 60 s.
+bench_listen() {
+	local kind=$1 who=$2 run=$3
+	shift 3
+	rm -f /tmp/bench.out /tmp/send.out
+	( ex_a "$@" ) > /tmp/bench.out 2>&1 &
+	BENCH_RPID=$!
+	wait_for /tmp/bench.out 'listening' 60 "$BENCH_RPID" && return 0
+	echo "bench-$kind $who run $run FAILED: no listener"
+	cat /tmp/bench.out
+	kill "$BENCH_RPID" 2>/dev/null
+	return 1
+}
+
+# bench_line <rx|tx> <who> <run> <t0> <t1> <stat0> <stat1> <loop_secs>
+# <loop_cpu>: the transfer's line (see above).
+bench_line() {
+	echo "$6 $7" | awk -v kind="$1" -v who="$2" -v run="$3" -v t0="$4" \
+		-v t1="$5" -v ls="$8" -v lc="$9" '{
+		printf("bench-%s %s run %d wall %.2f busy %d user %d sys %d irq %d softirq %d all %d hz 100 loop_secs %.3f loop_cpu %.3f\n",
+		       kind, who, run, t1 - t0, $7 - $1, $8 - $2, $9 - $3,
+		       $10 - $4, $11 - $5, $12 - $6, ls + 0, lc + 0)
+	}'
+}
+
 # bench_one <receiver> <bytes> <seed> <run>
 bench_one() {
 	local who=$1 bytes=$2 seed=$3 run=$4 verify=${nsim_bench_verify:-1}
 	local rpid rrc src t0 t1 s0 s1 v=
 	[ "$verify" = 0 ] || v="-v $seed"
-	rm -f /tmp/bench.out /tmp/send.out
 	# shellcheck disable=SC2086 # $v: no option or "-v <seed>"
 	case $who in
 	recv)	set -- "$NSIM_TCP" recv $PORT "$bytes" "$seed" ;;
@@ -59,15 +85,8 @@ bench_one() {
 			-s 64 -n "$bytes" $v -t 120 ;;
 	devmem)	set -- "$NSIM_TCP" devmem "$IF_A" $PORT "$bytes" "$seed" 64 ;;
 	esac
-	# The receiver itself is $! (ex_a execs it).
-	( ex_a "$@" ) > /tmp/bench.out 2>&1 &
-	rpid=$!
-	if ! wait_for /tmp/bench.out 'listening' 60 "$rpid"; then
-		echo "bench-rx $who run $run FAILED: no listener"
-		cat /tmp/bench.out
-		kill "$rpid" 2>/dev/null
-		return 1
-	fi
+	bench_listen rx "$who" "$run" "$@" || return 1
+	rpid=$BENCH_RPID
 	s0=$(bench_stat)
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	in_b "$NSIM_TCP" send "$A_IP" $PORT "$bytes" "$seed" > /tmp/send.out 2>&1
@@ -82,13 +101,9 @@ bench_one() {
 		cat /tmp/bench.out /tmp/send.out
 		return 1
 	fi
-	echo "$s0 $s1" | awk -v who="$who" -v run="$run" -v t0="$t0" -v t1="$t1" \
-		-v loop="$(grep -oE 'secs=[0-9.]+ cpu=[0-9.]+' /tmp/bench.out | tr '=' ' ')" '{
-		split(loop, l, " ")
-		printf("bench-rx %s run %d wall %.2f busy %d user %d sys %d irq %d softirq %d all %d hz 100 loop_secs %.3f loop_cpu %.3f\n",
-		       who, run, t1 - t0, $7 - $1, $8 - $2, $9 - $3, $10 - $4,
-		       $11 - $5, $12 - $6, l[2] + 0, l[4] + 0)
-	}'
+	# shellcheck disable=SC2046 # "secs <s> cpu <s>": two words wanted
+	set -- $(grep -oE 'secs=[0-9.]+ cpu=[0-9.]+' /tmp/bench.out | tr '=' ' ')
+	bench_line rx "$who" "$run" "$t0" "$t1" "$s0" "$s1" "${2:-0}" "${4:-0}"
 	grep -E '^(nsim_tcp|netgpu-rx): .*bytes=' /tmp/bench.out |
 		sed "s/^/bench-rx $who run $run: /"
 }
@@ -155,15 +170,9 @@ bench_tx_one() {
 	netgpu) mode=host ;;
 	*) mode=$who ;;
 	esac
-	rm -f /tmp/bench.out /tmp/send.out
-	( ex_a "$NSIM_TCP" recv $PORT "$bytes" "$seed" ) > /tmp/bench.out 2>&1 &
-	rpid=$!
-	if ! wait_for /tmp/bench.out 'listening' 60 "$rpid"; then
-		echo "bench-tx $who run $run FAILED: no listener"
-		cat /tmp/bench.out
-		kill "$rpid" 2>/dev/null
+	bench_listen tx "$who" "$run" "$NSIM_TCP" recv $PORT "$bytes" "$seed" ||
 		return 1
-	fi
+	rpid=$BENCH_RPID
 	s0=$(bench_stat)
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	in_b "$NSIM_NETGPU" send "$IF_B" "$A_IP" $PORT "$bytes" "$seed" \
@@ -180,12 +189,8 @@ bench_tx_one() {
 		cat /tmp/bench.out /tmp/send.out
 		return 1
 	fi
-	echo "$s0 $s1" | awk -v who="$who" -v run="$run" -v t0="$t0" -v t1="$t1" \
-		-v secs="$(sed -n 's/^nsim_netgpu: send .* secs=\([0-9.]*\).*/\1/p' /tmp/send.out)" '{
-		printf("bench-tx %s run %d wall %.2f busy %d user %d sys %d irq %d softirq %d all %d hz 100 loop_secs %.3f loop_cpu 0\n",
-		       who, run, t1 - t0, $7 - $1, $8 - $2, $9 - $3, $10 - $4,
-		       $11 - $5, $12 - $6, secs + 0)
-	}'
+	bench_line tx "$who" "$run" "$t0" "$t1" "$s0" "$s1" \
+		"$(sed -n 's/^nsim_netgpu: send .* secs=\([0-9.]*\).*/\1/p' /tmp/send.out)" 0
 	grep -E '^nsim_netgpu: send bytes=' /tmp/send.out |
 		sed "s/^/bench-tx $who run $run: /"
 }
