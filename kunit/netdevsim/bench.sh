@@ -60,6 +60,22 @@ bench_listen() {
 	return 1
 }
 
+# bench_window <sender...>: the sender run in B to its end, then the
+# receiver ($BENCH_RPID) waited for; around both, the window's
+# /proc/uptime (BENCH_T0, BENCH_T1) and bench_stat (BENCH_S0,
+# BENCH_S1); the exit statuses in BENCH_SRC and BENCH_RRC.  The
+# sender's output in /tmp/send.out.
+bench_window() {
+	BENCH_S0=$(bench_stat)
+	BENCH_T0=$(cut -d' ' -f1 /proc/uptime)
+	in_b "$@" > /tmp/send.out 2>&1
+	BENCH_SRC=$?
+	wait "$BENCH_RPID"
+	BENCH_RRC=$?
+	BENCH_T1=$(cut -d' ' -f1 /proc/uptime)
+	BENCH_S1=$(bench_stat)
+}
+
 # bench_line <rx|tx> <who> <run> <t0> <t1> <stat0> <stat1> <loop_secs>
 # <loop_cpu>: the transfer's line (see above).
 bench_line() {
@@ -74,7 +90,7 @@ bench_line() {
 # bench_one <receiver> <bytes> <seed> <run>
 bench_one() {
 	local who=$1 bytes=$2 seed=$3 run=$4 verify=${nsim_bench_verify:-1}
-	local rpid rrc src t0 t1 s0 s1 v=
+	local rrc src v=
 	[ "$verify" = 0 ] || v="-v $seed"
 	# shellcheck disable=SC2086 # $v: no option or "-v <seed>"
 	case $who in
@@ -86,15 +102,8 @@ bench_one() {
 	devmem)	set -- "$NSIM_TCP" devmem "$IF_A" $PORT "$bytes" "$seed" 64 ;;
 	esac
 	bench_listen rx "$who" "$run" "$@" || return 1
-	rpid=$BENCH_RPID
-	s0=$(bench_stat)
-	t0=$(cut -d' ' -f1 /proc/uptime)
-	in_b "$NSIM_TCP" send "$A_IP" $PORT "$bytes" "$seed" > /tmp/send.out 2>&1
-	src=$?
-	wait "$rpid"
-	rrc=$?
-	t1=$(cut -d' ' -f1 /proc/uptime)
-	s1=$(bench_stat)
+	bench_window "$NSIM_TCP" send "$A_IP" $PORT "$bytes" "$seed"
+	src=$BENCH_SRC rrc=$BENCH_RRC
 	if [ $src -ne 0 ] || [ $rrc -ne 0 ] ||
 	   ! grep -q "bytes=$bytes mismatches=0 " /tmp/bench.out; then
 		echo "bench-rx $who run $run FAILED (sender $src, receiver $rrc)"
@@ -103,7 +112,8 @@ bench_one() {
 	fi
 	# shellcheck disable=SC2046 # "secs <s> cpu <s>": two words wanted
 	set -- $(grep -oE 'secs=[0-9.]+ cpu=[0-9.]+' /tmp/bench.out | tr '=' ' ')
-	bench_line rx "$who" "$run" "$t0" "$t1" "$s0" "$s1" "${2:-0}" "${4:-0}"
+	bench_line rx "$who" "$run" "$BENCH_T0" "$BENCH_T1" "$BENCH_S0" \
+		"$BENCH_S1" "${2:-0}" "${4:-0}"
 	grep -E '^(nsim_tcp|netgpu-rx): .*bytes=' /tmp/bench.out |
 		sed "s/^/bench-rx $who run $run: /"
 }
@@ -165,23 +175,16 @@ bench_rx() {
 
 # bench_tx_one <sender> <bytes> <seed> <run>
 bench_tx_one() {
-	local who=$1 bytes=$2 seed=$3 run=$4 mode rpid rrc src t0 t1 s0 s1
+	local who=$1 bytes=$2 seed=$3 run=$4 mode rrc src
 	case $who in
 	netgpu) mode=host ;;
 	*) mode=$who ;;
 	esac
 	bench_listen tx "$who" "$run" "$NSIM_TCP" recv $PORT "$bytes" "$seed" ||
 		return 1
-	rpid=$BENCH_RPID
-	s0=$(bench_stat)
-	t0=$(cut -d' ' -f1 /proc/uptime)
-	in_b "$NSIM_NETGPU" send "$IF_B" "$A_IP" $PORT "$bytes" "$seed" \
-		"$mode" > /tmp/send.out 2>&1
-	src=$?
-	wait "$rpid"
-	rrc=$?
-	t1=$(cut -d' ' -f1 /proc/uptime)
-	s1=$(bench_stat)
+	bench_window "$NSIM_NETGPU" send "$IF_B" "$A_IP" $PORT "$bytes" "$seed" \
+		"$mode"
+	src=$BENCH_SRC rrc=$BENCH_RRC
 	if [ $src -ne 0 ] || [ $rrc -ne 0 ] ||
 	   ! grep -q "bytes=$bytes mismatches=0 " /tmp/bench.out ||
 	   ! grep -q "^nsim_netgpu: send bytes=$bytes " /tmp/send.out; then
@@ -189,7 +192,7 @@ bench_tx_one() {
 		cat /tmp/bench.out /tmp/send.out
 		return 1
 	fi
-	bench_line tx "$who" "$run" "$t0" "$t1" "$s0" "$s1" \
+	bench_line tx "$who" "$run" "$BENCH_T0" "$BENCH_T1" "$BENCH_S0" "$BENCH_S1" \
 		"$(sed -n 's/^nsim_netgpu: send .* secs=\([0-9.]*\).*/\1/p' /tmp/send.out)" 0
 	grep -E '^nsim_netgpu: send bytes=' /tmp/send.out |
 		sed "s/^/bench-tx $who run $run: /"
