@@ -346,9 +346,15 @@ stream() {
 	fi
 	# Where the event strikes: bytes for a removal, else milliseconds
 	# after the bind.
-	# Drawn only in campaigns with TX: the others' draws stay as they were.
-	[ "${C_TX_PERMILLE:-0}" -gt 0 ] &&
-		[ $((RANDOM % 1000)) -lt "$C_TX_PERMILLE" ] && sender=netgpu
+	# The sender is not drawn: C_TX_PERMILLE of each worker's streams,
+	# spread evenly from its first streams on (pairs out of phase), so
+	# that a minute of smoke sends with netgpu whatever the generator
+	# gives (busybox's, seeded 17 and 18, drew its first TX stream only
+	# at the fifth and ninth: a run of refused setups then reached no
+	# SEND at all).  No $RANDOM taken here: campaigns without TX draw as
+	# they always did.
+	[ $(((k + i) * ${C_TX_PERMILLE:-0} / 1000)) -gt \
+	  $(((k + i - 1) * ${C_TX_PERMILLE:-0} / 1000)) ] && sender=netgpu
 	at=$((100 + RANDOM % 1500))
 	[ $ev = revoke ] && at=$((bytes / 8 + (RANDOM * 32768 + RANDOM) % (bytes / 2)))
 
