@@ -24,7 +24,7 @@ FAULT_ARGS	:= failslab.ignore_gfp_wait=N fail_page_alloc.ignore_gfp_wait=N \
 CCACHE_DIR	?= $(NETGPU_CACHE)/ccache
 export NETGPU_CACHE PRISTINE SRC OUT CCACHE_DIR BUILD BENCH_BUILD FAULT_ARGS
 
-.PHONY: all deps pristine stage build kunit check lint series bench kcsan coverage clean help
+.PHONY: all deps pristine stage build kunit check lint series bench kcsan mutants coverage clean help
 all: kunit
 
 help:
@@ -69,6 +69,10 @@ series: stage
 
 bench: stage
 	@scripts/bench
+
+# Each mutant of kunit/mutants on the kunit kernel, killed by its cases.
+mutants: stage
+	@scripts/mutants $(MUTANTS)
 
 # The library suites and the smoke campaign on a KCSAN kernel.
 kcsan: stage

@@ -526,6 +526,98 @@ static void netgpu_queue_test_full_empty(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qt_stats(q).bad_cons, 0ULL);
 }
 
+/* --- a caller's misuse: a warning and a harmless result --- */
+
+enum qt_misuse {
+	QT_RESERVE_ADDR_ON_RX,
+	QT_RESERVE_DESC_ON_FILL,
+	QT_PEEK_ADDR_ON_RX,
+	QT_PEEK_DESC_ON_COMPLETION,
+	QT_RELEASE_PAST_PEEK,
+};
+
+static const enum qt_misuse qt_misuses[] = {
+	QT_RESERVE_ADDR_ON_RX, QT_RESERVE_DESC_ON_FILL, QT_PEEK_ADDR_ON_RX,
+	QT_PEEK_DESC_ON_COMPLETION, QT_RELEASE_PAST_PEEK,
+};
+
+static const char *const qt_misuse_name[] = {
+	[QT_RESERVE_ADDR_ON_RX] = "reserve_addr on rx",
+	[QT_RESERVE_DESC_ON_FILL] = "reserve_desc on fill",
+	[QT_PEEK_ADDR_ON_RX] = "peek_addr on rx",
+	[QT_PEEK_DESC_ON_COMPLETION] = "peek_desc on completion",
+	[QT_RELEASE_PAST_PEEK] = "release past the peek",
+};
+
+static void qt_misuse_desc(const enum qt_misuse *m, char *desc)
+{
+	strscpy(desc, qt_misuse_name[*m], KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(qt_misuse, qt_misuses, qt_misuse_desc);
+
+/*
+ * An entry helper of the wrong ring type (a kernel caller's bug) warns
+ * once and moves nothing: no entry written or read, no index changed;
+ * releasing more than the last peek returned warns and hands back only
+ * what was there.  Each misuse is its own case: one warning site each.
+ */
+static void netgpu_queue_test_misuse(struct kunit *test)
+{
+	const enum qt_misuse *m = test->param_value;
+	enum netgpu_queue_type t = *m == QT_RESERVE_DESC_ON_FILL ?
+				   NETGPU_QUEUE_FILL :
+				   *m == QT_PEEK_DESC_ON_COMPLETION ?
+				   NETGPU_QUEUE_COMPLETION : NETGPU_QUEUE_RX;
+	struct netgpu_queue *q = qt_create(test, t, 8);
+	union qt_entry e[4] = {};
+	u32 i;
+
+	/* Three entries for the consumer, the real way. */
+	entries_make(t, 0, e, 3);
+	for (i = 0; i < 3; i++)
+		KUNIT_ASSERT_EQ(test, t == NETGPU_QUEUE_RX ?
+				netgpu_queue_prod_reserve_desc_batch(q, &e[i].desc, 1) :
+				netgpu_queue_prod_reserve_addr_batch(q, &e[i].addr, 1),
+				1U);
+	netgpu_queue_prod_submit(q);
+	KUNIT_ASSERT_EQ(test, user_prod(q), 3U);
+	memset(e, 0, sizeof(e));
+
+	netgpu_splat_expect(test, NETGPU_SPLAT_WARNING);
+	switch (*m) {
+	case QT_RESERVE_ADDR_ON_RX:
+		KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_addr_batch(q, &e[0].addr, 1),
+				0U);
+		break;
+	case QT_RESERVE_DESC_ON_FILL:
+		KUNIT_EXPECT_EQ(test, netgpu_queue_prod_reserve_desc_batch(q, &e[0].desc, 1),
+				0U);
+		break;
+	case QT_PEEK_ADDR_ON_RX:
+		KUNIT_EXPECT_EQ(test, netgpu_queue_cons_peek_addr_batch(q, &e[0].addr, 4),
+				0U);
+		break;
+	case QT_PEEK_DESC_ON_COMPLETION:
+		KUNIT_EXPECT_EQ(test, netgpu_queue_cons_peek_desc_batch(q, &e[0].desc, 4),
+				0U);
+		break;
+	case QT_RELEASE_PAST_PEEK:
+		KUNIT_EXPECT_EQ(test, netgpu_queue_cons_peek_desc_batch(q, &e[0].desc, 4),
+				3U);
+		netgpu_queue_cons_release(q, 5);
+		KUNIT_EXPECT_EQ(test, user_cons(q), 3U);
+		KUNIT_EXPECT_TRUE(test, netgpu_queue_empty(q));
+		return;
+	}
+	/* Nothing read into the caller's buffer, no index moved. */
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(e, 0, sizeof(e)));
+	netgpu_queue_prod_submit(q);
+	KUNIT_EXPECT_EQ(test, user_prod(q), 3U);
+	KUNIT_EXPECT_EQ(test, user_cons(q), 0U);
+	KUNIT_EXPECT_EQ(test, netgpu_queue_nb_avail(q), 3U);
+}
+
 /*
  * Random batch sizes at both ends, single-threaded, against a model of
  * the ring: every count and every entry is predicted.
@@ -1223,6 +1315,7 @@ static struct kunit_case queue_test_cases[] = {
 	KUNIT_CASE(netgpu_queue_test_create_fault),
 	KUNIT_CASE_PARAM(netgpu_queue_test_wrap, qt_size_gen_params),
 	KUNIT_CASE(netgpu_queue_test_full_empty),
+	KUNIT_CASE_PARAM(netgpu_queue_test_misuse, qt_misuse_gen_params),
 	KUNIT_CASE(netgpu_queue_test_batch_model),
 	KUNIT_CASE(netgpu_queue_test_hostile_prod),
 	KUNIT_CASE(netgpu_queue_test_hostile_cons),
