@@ -66,6 +66,34 @@ static int tso(const char *how)
 	return v.data != !strcmp(how, "on");
 }
 
+/*
+ * rxcsum <on|off|get>: ETHTOOL_SRXCSUM (unless get), then what the
+ * device has now (ETHTOOL_GRXCSUM): "rxcsum <0|1>".  Exit 0 whatever the
+ * device kept (a bound provider keeps it on): the caller compares.
+ */
+static int rxcsum(const char *how)
+{
+	struct ethtool_value v = { .cmd = ETHTOOL_SRXCSUM };
+
+	if (strcmp(how, "get")) {
+		v.data = !strcmp(how, "on");
+		if (ethtool(&v)) {
+			fprintf(stderr, "e1k_tool: ETHTOOL_SRXCSUM %s: %s\n",
+				ifname, strerror(errno));
+			return 1;
+		}
+	}
+	v.cmd = ETHTOOL_GRXCSUM;
+	v.data = 2;
+	if (ethtool(&v)) {
+		fprintf(stderr, "e1k_tool: ETHTOOL_GRXCSUM %s: %s\n", ifname,
+			strerror(errno));
+		return 1;
+	}
+	printf("rxcsum %u\n", v.data);
+	return 0;
+}
+
 static int show_stats(int argc, char **argv)
 {
 	struct {
@@ -189,11 +217,12 @@ static int raw(const char *mac, int bytes, int count)
 int main(int argc, char **argv)
 {
 	if (argc < 4 || (strcmp(argv[1], "tso") && strcmp(argv[1], "stat") &&
-			 strcmp(argv[1], "ring") &&
+			 strcmp(argv[1], "ring") && strcmp(argv[1], "rxcsum") &&
 			 (strcmp(argv[1], "raw") || argc != 6))) {
 		fprintf(stderr, "usage: e1k_tool tso <ifname> on|off\n"
 				"       e1k_tool stat <ifname> <counter>...\n"
 				"       e1k_tool ring <ifname> <rx count>\n"
+				"       e1k_tool rxcsum <ifname> on|off|get\n"
 				"       e1k_tool raw <ifname> <dst mac> <bytes> <count>\n");
 		return 2;
 	}
@@ -207,6 +236,8 @@ int main(int argc, char **argv)
 		return tso(argv[3]);
 	if (!strcmp(argv[1], "ring"))
 		return ring(atoi(argv[3]));
+	if (!strcmp(argv[1], "rxcsum"))
+		return rxcsum(argv[3]);
 	if (!strcmp(argv[1], "raw"))
 		return raw(argv[3], atoi(argv[4]), atoi(argv[5]));
 	return show_stats(argc - 3, argv + 3);

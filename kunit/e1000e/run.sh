@@ -273,10 +273,21 @@ case_bind_unbind() {
 	posted=$(ng_stat ifq bufs_nic)
 	ktap_check "(a) the restarted queue took netgpu's buffers (bufs_nic $posted)" \
 		test "$posted" -gt 0
+	# Review 2, E8: rx checksumming the user turns off while bound stays
+	# on (e1000_fix_features(): unverified payloads cannot be summed in
+	# software), and is off once the provider is gone.
+	ktap_check "(a) rx checksumming stays on while bound, though turned off" \
+		test "$(in_a "$E1K" rxcsum "$IF_A" off)" = "rxcsum 1"
 	ng_cmd unbind
 	ng_cmd quit
 	wait "$NG_BG"
 	ktap_check "(a) unbound, the bind tool exited 0" test $? -eq 0
+	ktap_check "(a) rx checksumming off after the unbind, as the user asked (E8)" \
+		test "$(in_a "$E1K" rxcsum "$IF_A" get)" = "rxcsum 0"
+	# On again (a reset of the device: the link comes back first).
+	in_a "$E1K" rxcsum "$IF_A" on > /dev/null
+	ktap_check "(a) link up on $IF_A after rx checksumming back on" \
+		wait_link in_a "$IF_A" 20
 	o2=$(ip_in_octets "$PID_A")
 	ktap_check "(a) the sender still stopped after the unbind (state $(pstate $spid)), nothing received meanwhile ($((o2 - o1)) IP bytes)" \
 		test "$(pstate $spid)" = T -a $((o2 - o1)) -lt 1024

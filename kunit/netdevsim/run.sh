@@ -117,12 +117,39 @@ case_tcp_plain() {
 	return $ktap_fail
 }
 
+# rx_gso_trace on|off: trace A's received GSO skbs (netif_receive_skb
+# tracepoint, gso_size > 0) into the ring buffer, emptied at "on".
+TRACE=/sys/kernel/tracing
+rx_gso_trace() {
+	local ev=$TRACE/events/net/netif_receive_skb_entry
+	if [ "$1" = on ]; then
+		[ -d $TRACE/events ] || mount -t tracefs nodev $TRACE
+		echo "name == \"$IF_A\" && gso_size > 0" > $ev/filter &&
+			: > $TRACE/trace && echo 1 > $ev/enable
+	else
+		echo 0 > $ev/enable
+		grep -o 'ip_summed=[0-9]*' $TRACE/trace | sort | uniq -c | tr -s ' \n' ' '
+	fi
+}
+
+# all_partial <rx_gso_trace off's counts>: some skbs, all ip_summed=3.
+all_partial() {
+	echo "$1" | grep -q 'ip_summed=3' && ! echo "$1" | grep -q 'ip_summed=[^3]'
+}
+
 case_tcp_split() {
-	local p0 b0 d0 p1 b1 d1
+	local p0 b0 d0 p1 b1 d1 sums
 	echo 1 > $A_DFS/rx_split
 	p0=$(counter rx_split_packets) b0=$(counter rx_split_bytes) d0=$(counter rx_split_drops)
+	ktap_check "netif_receive_skb tracepoint on for $IF_A's GSO skbs" rx_gso_trace on
 	ktap_check "transfer $BYTES bytes, seed $((SEED + 1)), split on" \
 		transfer split "$BYTES" $((SEED + 1))
+	sums=$(rx_gso_trace off)
+	# Review 2, N3: the peer's CHECKSUM_PARTIAL (3) kept with the new
+	# headers, as GRO gives it, not CHECKSUM_UNNECESSARY (1) without a
+	# valid csum_start.
+	ktap_check "every split GSO skb CHECKSUM_PARTIAL (ip_summed counts: ${sums:-none})" \
+		all_partial "$sums"
 	p1=$(counter rx_split_packets) b1=$(counter rx_split_bytes) d1=$(counter rx_split_drops)
 	ktap_diag "rx_split_packets +$((p1 - p0)) rx_split_bytes +$((b1 - b0)) rx_split_drops +$((d1 - d0))"
 	ktap_check "split path taken" test $((p1 - p0)) -gt 0
