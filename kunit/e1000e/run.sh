@@ -361,6 +361,84 @@ case_bind_dry() {
 	return $ktap_fail
 }
 
+# The test kernel's hooks (kunit/nic_hooks.c): dev_pm_ops freeze and
+# thaw of an interface's device, netpoll's polls with a budget of 0.
+HOOKS=/sys/kernel/debug/netgpu_test
+hook_a() { in_a sh -c "echo $2 > $HOOKS/$1"; }
+
+# Review 2, E1: netgpu unbound while A's device is detached (frozen, as
+# for a hibernation image).  The ring and its pool, netgpu's, survive a
+# freeze, and the thaw posts whatever pool the ring has; before the fix
+# the restart was refused with -ENETDOWN while detached, netgpu took
+# that for "down" and let its buffers go, and the thaw posted them again:
+# packet split forced at MTU 1500 into buffers no longer mapped.  After
+# it, stop and start swap the pools and the thaw posts e1000e's own.
+case_detach_unbind() {
+	local s0 s1
+	ktap_check "(detach) netgpu binds $IF_A rx queue 0" \
+		ng_start /tmp/ngp.out /tmp/ngp.cmd 512 60
+	ktap_check "(detach) $IF_A frozen (its driver's dev_pm_ops .freeze)" \
+		hook_a pm "freeze $IF_A"
+	ng_cmd unbind
+	ng_cmd quit
+	wait "$NG_BG"
+	ktap_check "(detach) unbound while detached, the bind tool exited 0" \
+		test $? -eq 0
+	ktap_check "(detach) $IF_A thawed (.thaw)" hook_a pm "thaw $IF_A"
+	ktap_check "(detach) link up on $IF_A within 20 s" wait_link in_a "$IF_A" 20
+	s0=$(ctr rx_header_split)
+	ktap_check "(detach) A receives after the thaw, every byte checked" \
+		transfer detach $((SMALL / 4)) $((SEED + 70))
+	s1=$(ctr rx_header_split)
+	ktap_check "(detach) no packet split at MTU 1500 after the thaw (rx_header_split +$((s1 - s0))): the ring has e1000e's pool" \
+		test "$s0" -ge 0 -a $((s1 - s0)) -eq 0
+	ktap_check "(detach) no page pool left behind" ngrx_pools_gone
+	return $ktap_fail
+}
+
+# Review 2, E2: netpoll polls with a budget of 0 and interrupts off;
+# Rx, and with it the refill from the page_pool (netgpu's takes a _bh
+# lock), must not run then.  netgpu-rx holds every buffer it is given,
+# so the ring has unused descriptors and each refill fails
+# (alloc_rx_buff_failed); the hook then polls A's NAPI 50 times with a
+# budget of 0.  Before the fix each of those polls refilled: the
+# counter rose by 50 and lockdep warned at the refill's
+# spin_unlock_bh() with interrupts off.
+case_poll0() {
+	local spid f0 f1 w0 w1 polls i=0
+	ktap_check "(poll0) netgpu-rx listening, holding every buffer" \
+		ngrx_start e1000e_poll0 -n "$SMALL" -v $((SEED + 80)) -m host \
+		-s 1 -t 30 --hostile hold
+	( ex_b timeout 40 "$NSIM_TCP" send $A_IP $PORT "$SMALL" $((SEED + 80)) ) \
+		> /tmp/send-poll0.out 2>&1 &
+	spid=$!
+	f0=$(ctr alloc_rx_buff_failed)
+	while [ "$(ctr alloc_rx_buff_failed)" -le "$f0" ] && [ $i -lt 200 ]; do
+		i=$((i + 1))
+		usleep 100000
+	done
+	f0=$(ctr alloc_rx_buff_failed)
+	ktap_check "(poll0) the provider ran dry (alloc_rx_buff_failed $f0)" \
+		test "$f0" -gt 0
+	w0=$(dmesg | grep -c 'WARNING:')
+	ktap_check "(poll0) 50 netpoll-style polls of $IF_A's NAPI" \
+		hook_a poll0 "$IF_A 50"
+	f1=$(ctr alloc_rx_buff_failed)
+	w1=$(dmesg | grep -c 'WARNING:')
+	polls=$(dmesg | sed -n "s/.*netgpu_test: poll0 $IF_A: \([0-9]*\) of 50 .*/\1/p" | tail -n 1)
+	ktap_check "(poll0) some of them polled (${polls:-no} of 50; the others found NAPI scheduled)" \
+		test "${polls:-0}" -gt 0
+	ktap_check "(poll0) no refill from a budget-0 poll (alloc_rx_buff_failed +$((f1 - f0)) for ${polls:-0} polls)" \
+		test $((f1 - f0)) -lt "${polls:-0}"
+	ktap_check "(poll0) no warning meanwhile ($((w1 - w0)) new)" test "$w1" -eq "$w0"
+	kill -KILL "$NGRX_BG" "$spid" 2>/dev/null
+	wait "$NGRX_BG" "$spid"
+	ktap_check "(poll0) no page pool left behind" ngrx_pools_gone
+	ktap_check "(poll0) A receives afterwards, every byte checked" \
+		transfer after_poll0 $((SMALL / 4)) $((SEED + 81))
+	return $ktap_fail
+}
+
 case_updown() {
 	local u0 u1 d0 d1 src
 	ktap_check "netgpu-rx listening, $IF_A rx queue 0 bound" \
@@ -464,6 +542,8 @@ ktap_case e1000e_rx_netgpu_udmabuf case_netgpu_rx_udmabuf
 ktap_case e1000e_rx_netgpu_tx_host case_netgpu_tx_host
 ktap_case e1000e_rx_bind_unbind case_bind_unbind
 ktap_case e1000e_rx_bind_dry case_bind_dry
+ktap_case e1000e_rx_detach_unbind case_detach_unbind
+ktap_case e1000e_rx_poll0 case_poll0
 ktap_case e1000e_rx_updown case_updown
 ktap_case e1000e_rx_unplug case_unplug
 ktap_case e1000e_rx_kmemleak case_kmemleak

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Test hooks for the NIC boots (kunit/e1000e/run.sh): what a real
+ * system does to a NIC driver that no program can ask for in a QEMU
+ * guest with no suspend and no netpoll.  Built into the test kernel only
+ * (CONFIG_NETGPU_KUNIT_TEST), in debugfs, root only:
+ *
+ * /sys/kernel/debug/netgpu_test/pm, written "freeze <ifname>" or
+ *	"thaw <ifname>": the device's dev_pm_ops .freeze or .thaw, as the
+ *	PM core calls them around a hibernation image (the device stays
+ *	awake for it: a runtime PM reference is taken at freeze and given
+ *	back at thaw; one device frozen at a time, -EBUSY otherwise).
+ *	User space keeps running in between, which a real freeze does not
+ *	allow: the hook is how a case reaches what the kernel may do to a
+ *	detached device meanwhile (a memory provider's unbind from a
+ *	kernel path, PCI error recovery).
+ *
+ * /sys/kernel/debug/netgpu_test/poll0, written "<ifname> [<times>]":
+ *	what netpoll does to the device's first NAPI instance, <times>
+ *	times (default 1): the instance scheduled by the hook (as netpoll
+ *	polls only a scheduled instance), its ->poll() with a budget of 0
+ *	and hardware interrupts off, then completed (rescheduled for the
+ *	softirq if an interrupt came meanwhile).
+ *
+ * The interface name is looked up in the writer's network namespace.
+ */
+
+#include <linux/debugfs.h>
+#include <linux/device.h>
+#include <linux/init.h>
+#include <linux/irqflags.h>
+#include <linux/kernel.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/nsproxy.h>
+#include <linux/pm.h>
+#include <linux/pm_runtime.h>
+#include <linux/rtnetlink.h>
+#include <linux/sched.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <net/net_namespace.h>
+
+static struct dentry *nic_hooks_dir;
+/* The device frozen by the hook, awake until its thaw; one at a time. */
+static DEFINE_MUTEX(nic_hooks_lock);
+static struct device *nic_hooks_frozen;
+
+/* The words of a user write of at most 63 bytes, NUL-terminated. */
+static int nic_hooks_args(const char __user *ubuf, size_t len, char *buf,
+			  size_t size)
+{
+	if (!len || len >= size)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	strim(buf);
+	return 0;
+}
+
+static struct net_device *nic_hooks_dev(const char *name)
+{
+	struct net_device *dev;
+
+	dev = dev_get_by_name(current->nsproxy->net_ns, name);
+	return dev ?: ERR_PTR(-ENODEV);
+}
+
+static int nic_hooks_pm(struct device *parent, bool freeze)
+{
+	const struct dev_pm_ops *pm;
+	int err;
+
+	if (!parent || !parent->driver || !parent->driver->pm)
+		return -EOPNOTSUPP;
+	pm = parent->driver->pm;
+	if (!(freeze ? pm->freeze : pm->thaw))
+		return -EOPNOTSUPP;
+	guard(mutex)(&nic_hooks_lock);
+	if (freeze ? !!nic_hooks_frozen : nic_hooks_frozen != parent)
+		return -EBUSY;
+	/* As device_prepare(): awake for the transition. */
+	if (freeze)
+		pm_runtime_get_sync(parent);
+	device_lock(parent);
+	err = freeze ? pm->freeze(parent) : pm->thaw(parent);
+	device_unlock(parent);
+	if (freeze && !err) {
+		nic_hooks_frozen = get_device(parent);
+		return 0;
+	}
+	pm_runtime_put(parent);
+	if (!freeze) {
+		/* Thawed, or left to the driver by a thaw that failed. */
+		put_device(nic_hooks_frozen);
+		nic_hooks_frozen = NULL;
+	}
+	return err;
+}
+
+static ssize_t nic_hooks_pm_write(struct file *file, const char __user *ubuf,
+				  size_t len, loff_t *ppos)
+{
+	struct net_device *dev;
+	char buf[64], *name;
+	bool freeze;
+	int err;
+
+	err = nic_hooks_args(ubuf, len, buf, sizeof(buf));
+	if (err)
+		return err;
+	if (str_has_prefix(buf, "freeze "))
+		freeze = true;
+	else if (str_has_prefix(buf, "thaw "))
+		freeze = false;
+	else
+		return -EINVAL;
+	name = skip_spaces(strchr(buf, ' '));
+	dev = nic_hooks_dev(name);
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
+	err = nic_hooks_pm(dev->dev.parent, freeze);
+	dev_put(dev);
+	return err ?: len;
+}
+
+/* One netpoll-style poll of @napi; false if it was not ours to poll. */
+static bool nic_hooks_poll0(struct napi_struct *napi)
+{
+	unsigned long flags;
+	int work;
+
+	/* Scheduled by us: no softirq polls it meanwhile, as netpoll's
+	 * poll_one_napi() polls only an instance someone scheduled.
+	 */
+	if (!napi_schedule_prep(napi))
+		return false;
+	local_irq_save(flags);
+	work = napi->poll(napi, 0);
+	local_irq_restore(flags);
+	WARN_ONCE(work, "%ps: %d done on a budget of 0\n", napi->poll, work);
+	/*
+	 * Ours to complete: no interrupt was masked for it.  An interrupt
+	 * meanwhile found it scheduled and marked it missed: then it is
+	 * scheduled again, and the softirq polls it.
+	 */
+	local_bh_disable();
+	napi_complete_done(napi, 0);
+	local_bh_enable();
+	return true;
+}
+
+static ssize_t nic_hooks_poll0_write(struct file *file,
+				     const char __user *ubuf, size_t len,
+				     loff_t *ppos)
+{
+	struct napi_struct *napi;
+	struct net_device *dev;
+	unsigned int times = 1, i, done = 0;
+	char buf[64], *sp;
+	int err;
+
+	err = nic_hooks_args(ubuf, len, buf, sizeof(buf));
+	if (err)
+		return err;
+	sp = strchr(buf, ' ');
+	if (sp) {
+		*sp = '\0';
+		if (kstrtouint(skip_spaces(sp + 1), 0, &times) || !times ||
+		    times > 10000)
+			return -EINVAL;
+	}
+	dev = nic_hooks_dev(buf);
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
+	rtnl_lock();
+	napi = list_first_entry_or_null(&dev->napi_list, struct napi_struct,
+					dev_list);
+	rtnl_unlock();
+	if (!napi) {
+		dev_put(dev);
+		return -EOPNOTSUPP;
+	}
+	/* The instance lives as long as the device is registered. */
+	for (i = 0; i < times; i++) {
+		if (nic_hooks_poll0(napi))
+			done++;
+		cond_resched();
+	}
+	dev_put(dev);
+	pr_info("netgpu_test: poll0 %s: %u of %u polls with a budget of 0\n",
+		buf, done, times);
+	return len;
+}
+
+static const struct file_operations nic_hooks_pm_fops = {
+	.owner = THIS_MODULE,
+	.write = nic_hooks_pm_write,
+	.llseek = noop_llseek,
+};
+
+static const struct file_operations nic_hooks_poll0_fops = {
+	.owner = THIS_MODULE,
+	.write = nic_hooks_poll0_write,
+	.llseek = noop_llseek,
+};
+
+static int __init nic_hooks_init(void)
+{
+	nic_hooks_dir = debugfs_create_dir("netgpu_test", NULL);
+	debugfs_create_file("pm", 0200, nic_hooks_dir, NULL,
+			    &nic_hooks_pm_fops);
+	debugfs_create_file("poll0", 0200, nic_hooks_dir, NULL,
+			    &nic_hooks_poll0_fops);
+	return 0;
+}
+
+static void __exit nic_hooks_exit(void)
+{
+	debugfs_remove_recursive(nic_hooks_dir);
+}
+
+module_init(nic_hooks_init);
+module_exit(nic_hooks_exit);
+MODULE_DESCRIPTION("netgpu test hooks for the NIC boots");
+MODULE_LICENSE("GPL");
