@@ -22,6 +22,15 @@
  *	and hardware interrupts off, then completed (rescheduled for the
  *	softirq if an interrupt came meanwhile).
  *
+ * /sys/kernel/debug/netgpu_test/refill_napi, written "<ifname>": the
+ *	next refill of a netgpu queue of that device made in process
+ *	context, allowed to sleep, with the carrier off (a driver posting
+ *	its ring while it brings the queue up, not its NAPI poll) logs
+ *	whether the device's NAPI was enabled then:
+ *	"netgpu_test: refill of <ifname> with NAPI enabled|disabled".
+ *	A poll (busy polling, netpoll) may run concurrently with a refill
+ *	made while NAPI is enabled, on a pool that has one consumer.
+ *
  * The interface name is looked up in the writer's network namespace.
  */
 
@@ -39,7 +48,15 @@
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/atomic.h>
+#include <linux/gfp.h>
+#include <linux/jump_label.h>
+#include <linux/preempt.h>
 #include <net/net_namespace.h>
+
+#include "nic.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
 static struct dentry *nic_hooks_dir;
 /* The device frozen by the hook, awake until its thaw; one at a time. */
@@ -194,6 +211,62 @@ static ssize_t nic_hooks_poll0_write(struct file *file,
 	return len;
 }
 
+/* The device whose next bring-up refill refill_napi reports, held. */
+static struct net_device *nic_hooks_refill_dev;
+
+/* NAPI disabled: napi_disable() leaves SCHED and NPSVC set. */
+static bool nic_hooks_napi_disabled(struct napi_struct *napi)
+{
+	return test_bit(NAPI_STATE_SCHED, &napi->state) &&
+	       test_bit(NAPI_STATE_NPSVC, &napi->state);
+}
+
+static void nic_hooks_refill(struct net_device *dev, gfp_t gfp)
+{
+	struct napi_struct *napi;
+
+	if (dev != READ_ONCE(nic_hooks_refill_dev) || !in_task() ||
+	    !gfpflags_allow_blocking(gfp) || netif_carrier_ok(dev))
+		return;
+	/* Once per arming. */
+	if (cmpxchg(&nic_hooks_refill_dev, dev, NULL) != dev)
+		return;
+	napi = list_first_entry_or_null(&dev->napi_list, struct napi_struct,
+					dev_list);
+	pr_info("netgpu_test: refill of %s with NAPI %s\n", dev->name,
+		!napi ? "absent" :
+		nic_hooks_napi_disabled(napi) ? "disabled" : "enabled");
+	dev_put(dev);
+}
+
+static ssize_t nic_hooks_refill_napi_write(struct file *file,
+					   const char __user *ubuf, size_t len,
+					   loff_t *ppos)
+{
+	struct net_device *dev, *old;
+	char buf[64];
+	int err;
+
+	err = nic_hooks_args(ubuf, len, buf, sizeof(buf));
+	if (err)
+		return err;
+	dev = nic_hooks_dev(buf);
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
+	/* The reference goes with the report, or with a new arming. */
+	old = xchg(&nic_hooks_refill_dev, dev);
+	if (old)
+		dev_put(old);
+	static_branch_enable(&netgpu_refill_hook_on);
+	return len;
+}
+
+static const struct file_operations nic_hooks_refill_napi_fops = {
+	.owner = THIS_MODULE,
+	.write = nic_hooks_refill_napi_write,
+	.llseek = noop_llseek,
+};
+
 static const struct file_operations nic_hooks_pm_fops = {
 	.owner = THIS_MODULE,
 	.write = nic_hooks_pm_write,
@@ -213,15 +286,17 @@ static int __init nic_hooks_init(void)
 			    &nic_hooks_pm_fops);
 	debugfs_create_file("poll0", 0200, nic_hooks_dir, NULL,
 			    &nic_hooks_poll0_fops);
+	debugfs_create_file("refill_napi", 0200, nic_hooks_dir, NULL,
+			    &nic_hooks_refill_napi_fops);
+	/* Before the key can be on; never cleared while it may be. */
+	netgpu_refill_hook = nic_hooks_refill;
 	return 0;
 }
 
-static void __exit nic_hooks_exit(void)
-{
-	debugfs_remove_recursive(nic_hooks_dir);
-}
-
+/*
+ * No module_exit(): netgpu_refill_hook keeps pointing here, and a
+ * refill may be in it, so the module (when it is one) stays loaded.
+ */
 module_init(nic_hooks_init);
-module_exit(nic_hooks_exit);
 MODULE_DESCRIPTION("netgpu test hooks for the NIC boots");
 MODULE_LICENSE("GPL");

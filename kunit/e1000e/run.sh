@@ -396,6 +396,29 @@ case_detach_unbind() {
 	return $ktap_fail
 }
 
+# Review 2, E3: NAPI enabled only once the ring is posted.  The restart
+# that binds netgpu posts the ring from netgpu's pool (e1000_configure(),
+# GFP_KERNEL, carrier off); a poll meanwhile (busy polling, netpoll)
+# would refill the same single-consumer pool concurrently.  Before the
+# fix the queue start enabled NAPI first.  The hook logs NAPI's state at
+# that refill.
+case_napi_order() {
+	local st
+	ktap_check "(napi) hook armed for $IF_A's next bring-up refill" \
+		hook_a refill_napi "$IF_A"
+	ktap_check "(napi) netgpu binds $IF_A rx queue 0" \
+		ng_start /tmp/ngo.out /tmp/ngo.cmd 512 60
+	ng_cmd unbind
+	ng_cmd quit
+	wait "$NG_BG"
+	st=$(dmesg | sed -n "s/.*netgpu_test: refill of $IF_A with NAPI \([a-z]*\).*/\1/p" | tail -n 1)
+	ktap_check "(napi) the bind posted A's ring with NAPI disabled (NAPI ${st:-not reported})" \
+		test "$st" = disabled
+	ktap_check "(napi) link up on $IF_A within 20 s" wait_link in_a "$IF_A" 20
+	ktap_check "(napi) no page pool left behind" ngrx_pools_gone
+	return $ktap_fail
+}
+
 # Review 2, E2: netpoll polls with a budget of 0 and interrupts off;
 # Rx, and with it the refill from the page_pool (netgpu's takes a _bh
 # lock), must not run then.  netgpu-rx holds every buffer it is given,
@@ -544,6 +567,7 @@ ktap_case e1000e_rx_bind_unbind case_bind_unbind
 ktap_case e1000e_rx_bind_dry case_bind_dry
 ktap_case e1000e_rx_detach_unbind case_detach_unbind
 ktap_case e1000e_rx_poll0 case_poll0
+ktap_case e1000e_rx_napi_order case_napi_order
 ktap_case e1000e_rx_updown case_updown
 ktap_case e1000e_rx_unplug case_unplug
 ktap_case e1000e_rx_kmemleak case_kmemleak

@@ -414,9 +414,27 @@ static void netgpu_ifq_refill_free(struct netgpu_ifq *ifq,
  * page_pool's slow path, in the pool's allocation context (NAPI, or the
  * driver's ring setup): never concurrent with itself for one pool.
  */
+#if IS_ENABLED(CONFIG_KUNIT)
+/*
+ * The NIC boots' refill hook (kunit/nic_hooks.c): called first in every
+ * refill while netgpu_refill_hook_on is on, with the queue's device and
+ * the refill's gfp flags, to see in what state a driver refills (a
+ * kernel without KUnit has neither).  Set once, before the key is on.
+ */
+struct static_key_false netgpu_refill_hook_on = STATIC_KEY_FALSE_INIT;
+EXPORT_SYMBOL_IF_KUNIT(netgpu_refill_hook_on);
+void (*netgpu_refill_hook)(struct net_device *dev, gfp_t gfp);
+EXPORT_SYMBOL_IF_KUNIT(netgpu_refill_hook);
+#endif
+
 static netmem_ref netgpu_mp_alloc_netmems(struct page_pool *pp, gfp_t gfp)
 {
 	struct netgpu_ifq *ifq = pp->mp_priv;
+
+#if IS_ENABLED(CONFIG_KUNIT)
+	if (static_branch_unlikely(&netgpu_refill_hook_on))
+		netgpu_refill_hook(ifq->netdev, gfp);
+#endif
 
 	/*
 	 * fail_netgpu_refill: the refill finds nothing; the fill ring and

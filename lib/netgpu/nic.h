@@ -294,6 +294,9 @@ void netgpu_ifq_set_mp_params(struct netgpu_ifq *ifq,
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Out of line for KUnit static stubs */
 void netgpu_niov_uref_window(struct netgpu_niov *n);
+/* The NIC boots' refill hook (kunit/nic_hooks.c) */
+DECLARE_STATIC_KEY_FALSE(netgpu_refill_hook_on);
+extern void (*netgpu_refill_hook)(struct net_device *dev, gfp_t gfp);
 #endif
 #else
 /* Without the NIC interface no queue exists: the context's list is empty. */
