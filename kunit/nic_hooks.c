@@ -17,10 +17,12 @@
  *
  * /sys/kernel/debug/netgpu_test/poll0, written "<ifname> [<times>]":
  *	what netpoll does to the device's first NAPI instance, <times>
- *	times (default 1): the instance scheduled by the hook (as netpoll
- *	polls only a scheduled instance), its ->poll() with a budget of 0
- *	and hardware interrupts off, then completed (rescheduled for the
- *	softirq if an interrupt came meanwhile).
+ *	times (default 1): its ->poll() with a budget of 0 and hardware
+ *	interrupts off, as netpoll's poll_one_napi() makes it.  The hook
+ *	owns the instance by scheduling it (netpoll owns it through NPSVC
+ *	instead), then completes it (rescheduled for the softirq if an
+ *	interrupt came meanwhile): a stricter model of netpoll, about the
+ *	refill a budget-0 poll may or may not make.
  *
  * /sys/kernel/debug/netgpu_test/refill_napi, written "<ifname>": the
  *	next refill of a netgpu queue of that device made in process
@@ -46,9 +48,9 @@
 #include <linux/pm_runtime.h>
 #include <linux/rtnetlink.h>
 #include <linux/sched.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#include <linux/atomic.h>
 #include <linux/gfp.h>
 #include <linux/jump_label.h>
 #include <linux/preempt.h>
@@ -63,17 +65,20 @@ static struct dentry *nic_hooks_dir;
 static DEFINE_MUTEX(nic_hooks_lock);
 static struct device *nic_hooks_frozen;
 
-/* The words of a user write of at most 63 bytes, NUL-terminated. */
+/*
+ * A user write of fewer than @size bytes, NUL-terminated in @buf; *@args
+ * is its text without leading and trailing white space.
+ */
 static int nic_hooks_args(const char __user *ubuf, size_t len, char *buf,
-			  size_t size)
+			  size_t size, char **args)
 {
 	if (!len || len >= size)
 		return -EINVAL;
 	if (copy_from_user(buf, ubuf, len))
 		return -EFAULT;
 	buf[len] = '\0';
-	strim(buf);
-	return 0;
+	*args = strim(buf);
+	return **args ? 0 : -EINVAL;
 }
 
 static struct net_device *nic_hooks_dev(const char *name)
@@ -84,15 +89,24 @@ static struct net_device *nic_hooks_dev(const char *name)
 	return dev ?: ERR_PTR(-ENODEV);
 }
 
-static int nic_hooks_pm(struct device *parent, bool freeze)
+/* Called with @parent's device lock held, as the PM core calls. */
+static int nic_hooks_pm_locked(struct device *parent, bool freeze)
 {
 	const struct dev_pm_ops *pm;
-	int err;
 
-	if (!parent || !parent->driver || !parent->driver->pm)
+	if (!parent->driver || !parent->driver->pm)
 		return -EOPNOTSUPP;
 	pm = parent->driver->pm;
 	if (!(freeze ? pm->freeze : pm->thaw))
+		return -EOPNOTSUPP;
+	return freeze ? pm->freeze(parent) : pm->thaw(parent);
+}
+
+static int nic_hooks_pm(struct device *parent, bool freeze)
+{
+	int err;
+
+	if (!parent)
 		return -EOPNOTSUPP;
 	guard(mutex)(&nic_hooks_lock);
 	if (freeze ? !!nic_hooks_frozen : nic_hooks_frozen != parent)
@@ -100,8 +114,9 @@ static int nic_hooks_pm(struct device *parent, bool freeze)
 	/* As device_prepare(): awake for the transition. */
 	if (freeze)
 		pm_runtime_get_sync(parent);
+	/* The driver, read under the lock that keeps it bound. */
 	device_lock(parent);
-	err = freeze ? pm->freeze(parent) : pm->thaw(parent);
+	err = nic_hooks_pm_locked(parent, freeze);
 	device_unlock(parent);
 	if (freeze && !err) {
 		nic_hooks_frozen = get_device(parent);
@@ -109,7 +124,10 @@ static int nic_hooks_pm(struct device *parent, bool freeze)
 	}
 	pm_runtime_put(parent);
 	if (!freeze) {
-		/* Thawed, or left to the driver by a thaw that failed. */
+		/*
+		 * Thawed, or left to the driver by a thaw that failed or
+		 * found it unbound: never frozen by us again either way.
+		 */
 		put_device(nic_hooks_frozen);
 		nic_hooks_frozen = NULL;
 	}
@@ -120,20 +138,20 @@ static ssize_t nic_hooks_pm_write(struct file *file, const char __user *ubuf,
 				  size_t len, loff_t *ppos)
 {
 	struct net_device *dev;
-	char buf[64], *name;
+	char buf[64], *args, *name;
 	bool freeze;
 	int err;
 
-	err = nic_hooks_args(ubuf, len, buf, sizeof(buf));
+	err = nic_hooks_args(ubuf, len, buf, sizeof(buf), &args);
 	if (err)
 		return err;
-	if (str_has_prefix(buf, "freeze "))
+	if (str_has_prefix(args, "freeze "))
 		freeze = true;
-	else if (str_has_prefix(buf, "thaw "))
+	else if (str_has_prefix(args, "thaw "))
 		freeze = false;
 	else
 		return -EINVAL;
-	name = skip_spaces(strchr(buf, ' '));
+	name = skip_spaces(strchr(args, ' '));
 	dev = nic_hooks_dev(name);
 	if (IS_ERR(dev))
 		return PTR_ERR(dev);
@@ -148,8 +166,12 @@ static bool nic_hooks_poll0(struct napi_struct *napi)
 	unsigned long flags;
 	int work;
 
-	/* Scheduled by us: no softirq polls it meanwhile, as netpoll's
-	 * poll_one_napi() polls only an instance someone scheduled.
+	/*
+	 * Scheduled by us, so no softirq polls it meanwhile.  netpoll's
+	 * poll_one_napi() does not take SCHED (it owns the instance through
+	 * NPSVC and poll_owner) and may poll one the softirq is not
+	 * polling: the hook is a stricter model of it, about one thing
+	 * only, a ->poll() with a budget of 0 and interrupts off.
 	 */
 	if (!napi_schedule_prep(napi))
 		return false;
@@ -175,20 +197,20 @@ static ssize_t nic_hooks_poll0_write(struct file *file,
 	struct napi_struct *napi;
 	struct net_device *dev;
 	unsigned int times = 1, i, done = 0;
-	char buf[64], *sp;
+	char buf[64], *name, *sp;
 	int err;
 
-	err = nic_hooks_args(ubuf, len, buf, sizeof(buf));
+	err = nic_hooks_args(ubuf, len, buf, sizeof(buf), &name);
 	if (err)
 		return err;
-	sp = strchr(buf, ' ');
+	sp = strchr(name, ' ');
 	if (sp) {
 		*sp = '\0';
 		if (kstrtouint(skip_spaces(sp + 1), 0, &times) || !times ||
 		    times > 10000)
 			return -EINVAL;
 	}
-	dev = nic_hooks_dev(buf);
+	dev = nic_hooks_dev(name);
 	if (IS_ERR(dev))
 		return PTR_ERR(dev);
 	rtnl_lock();
@@ -207,12 +229,18 @@ static ssize_t nic_hooks_poll0_write(struct file *file,
 	}
 	dev_put(dev);
 	pr_info("netgpu_test: poll0 %s: %u of %u polls with a budget of 0\n",
-		buf, done, times);
+		name, done, times);
 	return len;
 }
 
-/* The device whose next bring-up refill refill_napi reports, held. */
-static struct net_device *nic_hooks_refill_dev;
+/*
+ * The device whose next bring-up refill refill_napi reports, by index in
+ * its namespace (0: disarmed): no reference held, so an armed device
+ * still unregisters.
+ */
+static DEFINE_SPINLOCK(nic_hooks_refill_lock);
+static struct net *nic_hooks_refill_net;
+static int nic_hooks_refill_ifindex;
 
 /* NAPI disabled: napi_disable() leaves SCHED and NPSVC set. */
 static bool nic_hooks_napi_disabled(struct napi_struct *napi)
@@ -221,42 +249,62 @@ static bool nic_hooks_napi_disabled(struct napi_struct *napi)
 	       test_bit(NAPI_STATE_NPSVC, &napi->state);
 }
 
+/* Disarms and returns true if @dev is the armed device. */
+static bool nic_hooks_refill_take(struct net_device *dev)
+{
+	bool match;
+
+	spin_lock(&nic_hooks_refill_lock);
+	match = nic_hooks_refill_ifindex == dev->ifindex &&
+		net_eq(nic_hooks_refill_net, dev_net(dev));
+	if (match) {
+		nic_hooks_refill_ifindex = 0;
+		nic_hooks_refill_net = NULL;
+	}
+	spin_unlock(&nic_hooks_refill_lock);
+	return match;
+}
+
 static void nic_hooks_refill(struct net_device *dev, gfp_t gfp)
 {
 	struct napi_struct *napi;
 
-	if (dev != READ_ONCE(nic_hooks_refill_dev) || !in_task() ||
+	if (!dev || !READ_ONCE(nic_hooks_refill_ifindex) || !in_task() ||
 	    !gfpflags_allow_blocking(gfp) || netif_carrier_ok(dev))
 		return;
 	/* Once per arming. */
-	if (cmpxchg(&nic_hooks_refill_dev, dev, NULL) != dev)
+	if (!nic_hooks_refill_take(dev))
 		return;
 	napi = list_first_entry_or_null(&dev->napi_list, struct napi_struct,
 					dev_list);
 	pr_info("netgpu_test: refill of %s with NAPI %s\n", dev->name,
 		!napi ? "absent" :
 		nic_hooks_napi_disabled(napi) ? "disabled" : "enabled");
-	dev_put(dev);
 }
 
 static ssize_t nic_hooks_refill_napi_write(struct file *file,
 					   const char __user *ubuf, size_t len,
 					   loff_t *ppos)
 {
-	struct net_device *dev, *old;
-	char buf[64];
+	struct net_device *dev;
+	char buf[64], *name;
 	int err;
 
-	err = nic_hooks_args(ubuf, len, buf, sizeof(buf));
+	err = nic_hooks_args(ubuf, len, buf, sizeof(buf), &name);
 	if (err)
 		return err;
-	dev = nic_hooks_dev(buf);
+	dev = nic_hooks_dev(name);
 	if (IS_ERR(dev))
 		return PTR_ERR(dev);
-	/* The reference goes with the report, or with a new arming. */
-	old = xchg(&nic_hooks_refill_dev, dev);
-	if (old)
-		dev_put(old);
+	/*
+	 * The namespace is only compared, never dereferenced: a stale one
+	 * cannot match a live device's.  A new arming replaces the old.
+	 */
+	spin_lock(&nic_hooks_refill_lock);
+	nic_hooks_refill_net = dev_net(dev);
+	WRITE_ONCE(nic_hooks_refill_ifindex, dev->ifindex);
+	spin_unlock(&nic_hooks_refill_lock);
+	dev_put(dev);
 	static_branch_enable(&netgpu_refill_hook_on);
 	return len;
 }

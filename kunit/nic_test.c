@@ -4366,6 +4366,20 @@ static void sock_account(struct kunit *test, struct netgpu_ctx *ctx,
 }
 
 /*
+ * The buffers of @pp's caches (the NAPI cache and the ring) and @held
+ * ones out of it, counted from the pool itself: what the accounting's
+ * pool figure must be, the free list having the rest of @total.
+ */
+static void sock_expect_pool(struct kunit *test, struct page_pool *pp,
+			     const struct netgpu_account *a, u64 held)
+{
+	u64 cached = pp->alloc.count + ptr_ring_count(&pp->ring);
+
+	KUNIT_EXPECT_EQ(test, a->pool, cached + held);
+	KUNIT_EXPECT_EQ(test, a->free, a->total - cached - held);
+}
+
+/*
  * /sys/kernel/debug/netgpu/accounting, read as a process does (into user
  * memory: debugfs's proxy has no read_iter for kernel_read()) through a
  * kernel mount of debugfs (the KUnit guest has none).  The file's own
@@ -4483,6 +4497,7 @@ static void netgpu_sock_test_accounting(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, a.urefs, 2);
 	KUNIT_EXPECT_EQ(test, a.outstanding, 2);
 	KUNIT_EXPECT_EQ(test, a.lost, 0);
+	sock_expect_pool(test, f->nic->pp, &a, 2);
 
 	/* One given back: the refill (the driver's next allocations) takes it. */
 	mock_nic_fill(ifq, nic_addr(nm[0]));
@@ -4493,6 +4508,7 @@ static void netgpu_sock_test_accounting(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, a.urefs, 1);
 	KUNIT_EXPECT_EQ(test, a.outstanding, 1);
 	KUNIT_EXPECT_EQ(test, a.lost, 0);
+	sock_expect_pool(test, f->nic->pp, &a, 1);
 	sock_expect_accounting_line(test, &a);
 
 	/* A reference no descriptor handed out. */

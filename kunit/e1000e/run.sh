@@ -457,6 +457,8 @@ case_poll0() {
 	kill -KILL "$NGRX_BG" "$spid" 2>/dev/null
 	wait "$NGRX_BG" "$spid"
 	ktap_check "(poll0) no page pool left behind" ngrx_pools_gone
+	ktap_check "(poll0) link up on $IF_A within 20 s after the unbind" \
+		wait_link in_a "$IF_A" 20
 	ktap_check "(poll0) A receives afterwards, every byte checked" \
 		transfer after_poll0 $((SMALL / 4)) $((SEED + 81))
 	return $ktap_fail

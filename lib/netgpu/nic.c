@@ -417,8 +417,9 @@ static void netgpu_ifq_refill_free(struct netgpu_ifq *ifq,
 #if IS_ENABLED(CONFIG_KUNIT)
 /*
  * The NIC boots' refill hook (kunit/nic_hooks.c): called first in every
- * refill while netgpu_refill_hook_on is on, with the queue's device and
- * the refill's gfp flags, to see in what state a driver refills (a
+ * refill while netgpu_refill_hook_on is on, with the pool's device (the
+ * queue's is set only once its restart succeeded) and the refill's gfp
+ * flags, to see in what state a driver refills (a
  * kernel without KUnit has neither).  Set once, before the key is on.
  */
 struct static_key_false netgpu_refill_hook_on = STATIC_KEY_FALSE_INIT;
@@ -433,7 +434,7 @@ static netmem_ref netgpu_mp_alloc_netmems(struct page_pool *pp, gfp_t gfp)
 
 #if IS_ENABLED(CONFIG_KUNIT)
 	if (static_branch_unlikely(&netgpu_refill_hook_on))
-		netgpu_refill_hook(ifq->netdev, gfp);
+		netgpu_refill_hook(pp->slow.netdev, gfp);
 #endif
 
 	/*
