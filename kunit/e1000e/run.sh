@@ -375,6 +375,15 @@ hook_a() { in_a sh -c "echo $2 > $HOOKS/$1"; }
 # it, stop and start swap the pools and the thaw posts e1000e's own.
 case_detach_unbind() {
 	local s0 s1
+	# The control: a freeze and thaw with nothing bound; if A cannot
+	# receive after it, the hook's freeze is not one e1000e survives and
+	# the rest proves nothing.
+	ktap_check "(detach) control: $IF_A frozen with nothing bound" \
+		hook_a pm "freeze $IF_A"
+	ktap_check "(detach) control: $IF_A thawed" hook_a pm "thaw $IF_A"
+	ktap_check "(detach) control: link up on $IF_A within 20 s" wait_link in_a "$IF_A" 20
+	ktap_check "(detach) control: A receives after the thaw, every byte checked" \
+		transfer detach_control $((SMALL / 8)) $((SEED + 69))
 	ktap_check "(detach) netgpu binds $IF_A rx queue 0" \
 		ng_start /tmp/ngp.out /tmp/ngp.cmd 512 60
 	ktap_check "(detach) $IF_A frozen (its driver's dev_pm_ops .freeze)" \
@@ -390,6 +399,7 @@ case_detach_unbind() {
 	ktap_check "(detach) A receives after the thaw, every byte checked" \
 		transfer detach $((SMALL / 4)) $((SEED + 70))
 	s1=$(ctr rx_header_split)
+	ktap_diag "(detach) after the thaw: $(in_a cat /proc/net/dev | grep "$IF_A") | $(grep -i "$IF_A\|e1000e" /proc/interrupts | tr -s ' ' | tr '\n' '|') | rx_packets $(ctr rx_packets) alloc_rx_buff_failed $(ctr alloc_rx_buff_failed) rx_missed $(ctr rx_missed_errors) mtu $(in_a cat /sys/class/net/$IF_A/mtu)"
 	ktap_check "(detach) no packet split at MTU 1500 after the thaw (rx_header_split +$((s1 - s0))): the ring has e1000e's pool" \
 		test "$s0" -ge 0 -a $((s1 - s0)) -eq 0
 	ktap_check "(detach) no page pool left behind" ngrx_pools_gone

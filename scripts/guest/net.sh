@@ -107,15 +107,18 @@ ngrx_unplugged() {
 # ends moved <bytes> and the receiver saw no bad byte and the sums match.
 transfer() {
 	local label=$1 bytes=$2 seed=$3 wsz=${4:-65536} bg=${5:-} rpid rrc src srcsum rsum
+	local tmo=${TRANSFER_TIMEOUT:-120}
 	rm -f /tmp/recv.out
-	( ex_a "$NSIM_TCP" recv $PORT "$bytes" "$seed" ) > /tmp/recv.out 2>&1 &
+	# Both ends give up after $tmo s (TRANSFER_TIMEOUT): a stream that
+	# stalls fails its case instead of the whole boot's time limit.
+	( ex_a timeout "$tmo" "$NSIM_TCP" recv $PORT "$bytes" "$seed" ) > /tmp/recv.out 2>&1 &
 	rpid=$!
 	while ! grep -q listening /tmp/recv.out 2>/dev/null; do
 		usleep 20000
 		kill -0 $rpid 2>/dev/null || break
 	done
 	[ -n "$bg" ] && { $bg & bgpid=$!; }
-	in_b "$NSIM_TCP" send "${TO:-$A_IP}" $PORT "$bytes" "$seed" "$wsz" > /tmp/send.out 2>&1
+	in_b timeout "$tmo" "$NSIM_TCP" send "${TO:-$A_IP}" $PORT "$bytes" "$seed" "$wsz" > /tmp/send.out 2>&1
 	src=$?
 	wait $rpid
 	rrc=$?
