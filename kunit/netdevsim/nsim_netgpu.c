@@ -683,6 +683,9 @@ static void ng_close(struct ng *ng)
 	ng->mem = NULL;
 }
 
+/* ATTACH_REGION tries before an ENOMEM is the answer */
+#define NG_ATTACH_TRIES	4
+
 /*
  * A memory area whose one region is @ng->mem (@ng->pages pages: host
  * memory, or the dma-buf @dmabuf_fd known at that address when >= 0), and
@@ -691,7 +694,7 @@ static void ng_close(struct ng *ng)
  */
 static int ng_open_context(struct ng *ng, int dmabuf_fd)
 {
-	int ret;
+	int ret, tries;
 
 	ng->mem_fd = open("/dev/netgpu_mem", O_RDWR | O_CLOEXEC);
 	if (ng->mem_fd < 0) {
@@ -719,8 +722,19 @@ static int ng_open_context(struct ng *ng, int dmabuf_fd)
 		printf("ATTACH_DEV ifindex %d: %s\n", ng->ifindex, ng_errname(-ret));
 		return 1;
 	}
-	ret = ng_region(ng->ctx_fd, NETGPU_CTX_IOCTL_ATTACH_REGION, ng->mem_fd,
-			ng->region);
+	/*
+	 * ENOMEM is transient (the torture campaigns' fail_netgpu_dma_map
+	 * fails one DMA mapping in N, and a region maps one per page):
+	 * tried again a few times, each refusal said, as a user would.
+	 */
+	for (tries = 1; ; tries++) {
+		ret = ng_region(ng->ctx_fd, NETGPU_CTX_IOCTL_ATTACH_REGION,
+				ng->mem_fd, ng->region);
+		if (ret != -ENOMEM || tries == NG_ATTACH_TRIES)
+			break;
+		printf("ATTACH_REGION %u: ENOMEM, attempt %d of %d\n",
+		       ng->region, tries, NG_ATTACH_TRIES);
+	}
 	if (ret) {
 		printf("ATTACH_REGION %u: %s\n", ng->region, ng_errname(-ret));
 		return 1;
