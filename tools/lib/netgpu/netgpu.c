@@ -275,7 +275,9 @@ int netgpu_ctx_detach_region(int ctx_fd, int area_fd, uint32_t region_id)
  *
  * Each end works on its cached copy of the peer's index, refreshed only
  * when it says there is too little room (producer) or too few entries
- * (consumer), and never reads its own index back from the header.  An
+ * (consumer), or when that index is what the caller asks for
+ * (netgpu_fill_pending()), and never reads its own index back from the
+ * header.  An
  * index the kernel could not have written (behind one already seen, or
  * more than a ring ahead) is -EPROTO, and the cached copy stays.
  */
@@ -322,20 +324,35 @@ int netgpu__ring_init(struct netgpu_ring_map *r, void *map, size_t map_size,
 	return 0;
 }
 
-/* Up to @n free slots: from the cached ->cons unless that is short. */
-static int netgpu_ring_prod_nb_free(struct netgpu_ring_map *r, uint32_t n)
+/*
+ * The producer's refresh of the cached ->cons, the one load (A) of both
+ * netgpu_ring_prod_nb_free() and netgpu_fill_pending().  0, or -EPROTO
+ * (the cached copy stays).
+ */
+static int netgpu_ring_prod_refresh(struct netgpu_ring_map *r)
 {
-	uint32_t free = r->entries - (r->cached_prod - r->cached_cons);
 	uint32_t cons;
 
-	if (free >= n)
-		return n;
 	cons = __atomic_load_n(&r->hdr->cons, __ATOMIC_ACQUIRE); /* A, matches D */
 	/* Between the last ->cons accepted and the last ->prod stored. */
 	if (cons - r->cached_cons > r->cached_prod - r->cached_cons)
 		return -EPROTO;
 	r->cached_cons = cons;
-	free = r->entries - (r->cached_prod - cons);
+	return 0;
+}
+
+/* Up to @n free slots: from the cached ->cons unless that is short. */
+static int netgpu_ring_prod_nb_free(struct netgpu_ring_map *r, uint32_t n)
+{
+	uint32_t free = r->entries - (r->cached_prod - r->cached_cons);
+	int err;
+
+	if (free >= n)
+		return n;
+	err = netgpu_ring_prod_refresh(r);
+	if (err)
+		return err;
+	free = r->entries - (r->cached_prod - r->cached_cons);
 	return free < n ? free : n;
 }
 
@@ -460,6 +477,57 @@ int netgpu_fill_submit(struct netgpu_ifq *ifq, const uint64_t *addrs,
 	r->cached_prod += nb;
 	netgpu_ring_prod_submit(r);
 	return nb;
+}
+
+/**
+ * netgpu_fill_pending() - fill ring entries the kernel has not taken yet
+ * @ifq: the interface queue
+ * @addrs: room for @max addresses (may be NULL with @max 0)
+ * @max: most addresses to copy
+ *
+ * Loads the kernel's consumer index, as netgpu_fill_submit() does when
+ * short of room (ordering A: what the kernel did with the entries it
+ * consumed happens before what the caller does next, a
+ * netgpu_get_stats() for one), and copies the addresses of the oldest
+ * min(pending, @max) entries submitted and not yet consumed, oldest
+ * first.  The kernel only reads the slots and nothing rewrites them
+ * before the next submit, so these are the addresses as submitted.  A
+ * snapshot: the kernel may consume more at any time, so until the next
+ * submit the count can only go down.  For a caller that must know which
+ * buffers are still on their way back to the kernel, e.g. to check the
+ * kernel's count of the buffers user space holds (bufs_user of
+ * netgpu_get_stats()).
+ *
+ * Return: the number of entries pending -- all of them, which may be
+ * more than @max -- or -EINVAL for a NULL @ifq (or NULL @addrs with
+ * @max), -EPROTO for an impossible ->cons (nothing copied).
+ */
+int netgpu_fill_pending(struct netgpu_ifq *ifq, uint64_t *addrs,
+			uint32_t max)
+{
+	struct netgpu_ring_map *r;
+	const uint64_t *slots;
+	uint32_t n, i, idx;
+	int err;
+
+	if (!ifq || (max && !addrs))
+		return -EINVAL;
+	r = &ifq->fill;
+	err = netgpu_ring_prod_refresh(r);
+	if (err)
+		return err;
+	n = r->cached_prod - r->cached_cons;
+	/*
+	 * Our own stores read back: program order is enough, and the
+	 * kernel's loads of these slots race with nothing.  Relaxed all the
+	 * same, as every slot access (tests/weaken: no plain one).
+	 */
+	slots = r->slots;
+	for (i = 0; i < n && i < max; i++) {
+		idx = (r->cached_cons + i) & r->mask;
+		addrs[i] = __atomic_load_n(&slots[idx], __ATOMIC_RELAXED);
+	}
+	return n;
 }
 
 /* poll() @fd for @events up to @timeout_ms: 0 when ready, or -errno. */

@@ -21,7 +21,8 @@ extern "C" {
  * and the user end of the three shared rings:
  *
  *   ring         user space is    library calls
- *   fill         producer         netgpu_fill_submit(), _submit_all(), _nb_free()
+ *   fill         producer         netgpu_fill_submit(), _submit_all(), _nb_free(),
+ *                                 _pending()
  *   rx           consumer         netgpu_rx_peek(), _release(), _nb_avail()
  *   completion   consumer         netgpu_cq_peek(), _release(), _nb_avail(), _wait()
  *
@@ -96,6 +97,8 @@ int netgpu_fill_submit(struct netgpu_ifq *ifq, const uint64_t *addrs,
 		       uint32_t n);
 int netgpu_fill_submit_all(struct netgpu_ifq *ifq, const uint64_t *addrs,
 			   uint32_t n, int timeout_ms);
+int netgpu_fill_pending(struct netgpu_ifq *ifq, uint64_t *addrs,
+			uint32_t max);
 
 int netgpu_rx_nb_avail(struct netgpu_sockq *sq);
 int netgpu_rx_peek(struct netgpu_sockq *sq, struct netgpu_rx_desc *descs,

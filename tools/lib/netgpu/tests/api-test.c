@@ -101,6 +101,8 @@ static void check_args(void)
 	CHECK(netgpu_fill_nb_free(NULL) == -EINVAL);
 	CHECK(netgpu_fill_submit(NULL, &a, 1) == -EINVAL);
 	CHECK(netgpu_fill_submit_all(NULL, &a, 1, 0) == -EINVAL);
+	CHECK(netgpu_fill_pending(NULL, NULL, 0) == -EINVAL);
+	CHECK(netgpu_fill_pending(ifq, NULL, 1) == -EINVAL);
 	CHECK(netgpu_rx_nb_avail(NULL) == -EINVAL);
 	CHECK(netgpu_rx_peek(NULL, NULL, 0) == -EINVAL);
 	CHECK(netgpu_rx_release(NULL, 0) == -EINVAL);

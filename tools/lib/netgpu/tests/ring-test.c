@@ -7,7 +7,8 @@
  * wrap.  One thread plays the kernel's end with the protocol of
  * lib/netgpu/queue.h, one is the library's user:
  *
- *   check_fill     the user submits seeded addresses, the kernel consumes
+ *   check_fill     the user submits seeded addresses, the kernel consumes;
+ *                  netgpu_fill_pending() names the last ones submitted
  *   check_rx       the kernel produces seeded descriptors, the user peeks
  *                  and releases them in random batches
  *   check_cq       the same for completions, with netgpu_cq_wait()
@@ -198,7 +199,7 @@ static void check_full_empty(void)
 	struct netgpu_ifq ifq;
 	struct netgpu_sockq sq;
 	struct netgpu_rx_desc d[20];
-	uint64_t a[20];
+	uint64_t a[20], p[20];
 	uint32_t i, round;
 
 	kring_alloc(&fill, 16, sizeof(uint64_t));
@@ -220,9 +221,20 @@ static void check_full_empty(void)
 		for (i = 0; i < 16; i++)
 			CHECK(*kslot64(&fill, fill.cached_cons + i) == a[i],
 			      "fill entry %u", i);
+		CHECK(netgpu_fill_pending(&ifq, NULL, 0) == 16, "16 pending");
 		kcons_release(&fill, 3);
+		/* Not from the cached ->cons: 13, and which ones. */
+		memset(p, 0, sizeof(p));
+		CHECK(netgpu_fill_pending(&ifq, p, 20) == 13, "13 pending");
+		for (i = 0; i < 13; i++)
+			CHECK(p[i] == a[3 + i], "pending entry %u", i);
+		CHECK(!p[13], "only 13 copied");
+		CHECK(netgpu_fill_pending(&ifq, p, 2) == 13, "all counted");
+		CHECK(p[0] == a[3] && p[1] == a[4] && p[2] == a[5],
+		      "two copied");
 		CHECK(netgpu_fill_nb_free(&ifq) == 3, "3 freed");
 		kcons_release(&fill, 13);
+		CHECK(netgpu_fill_pending(&ifq, p, 20) == 0, "none pending");
 
 		CHECK(netgpu_rx_nb_avail(&sq) == 0, "empty");
 		CHECK(netgpu_rx_peek(&sq, d, 20) == 0, "empty");
@@ -264,7 +276,7 @@ static void check_bad_index(void)
 	struct netgpu_ifq ifq;
 	struct netgpu_sockq sq;
 	struct netgpu_rx_desc d[4];
-	uint64_t a[4] = { PAGE, 2 * PAGE, 3 * PAGE, 4 * PAGE };
+	uint64_t a[4] = { PAGE, 2 * PAGE, 3 * PAGE, 4 * PAGE }, p[4];
 
 	kring_alloc(&fill, 4, sizeof(uint64_t));
 	kring_alloc(&rx, 4, sizeof(struct netgpu_rx_desc));
@@ -284,10 +296,16 @@ static void check_bad_index(void)
 	CHECK(netgpu_fill_submit(&ifq, a, 4) == 4, "four");
 	__atomic_store_n(&fill.hdr->cons, START + 5, __ATOMIC_RELEASE);
 	CHECK(netgpu_fill_submit(&ifq, a, 1) == -EPROTO, "past prod");
+	CHECK(netgpu_fill_pending(&ifq, NULL, 0) == -EPROTO, "past prod");
 	__atomic_store_n(&fill.hdr->cons, START + 2, __ATOMIC_RELEASE);
 	CHECK(netgpu_fill_submit(&ifq, a, 4) == 2, "two freed");
 	__atomic_store_n(&fill.hdr->cons, START + 1, __ATOMIC_RELEASE);
 	CHECK(netgpu_fill_submit(&ifq, a, 1) == -EPROTO, "back");
+	CHECK(netgpu_fill_pending(&ifq, NULL, 0) == -EPROTO, "back");
+	/* The cached ->cons kept: 3 and 4, then the two again. */
+	__atomic_store_n(&fill.hdr->cons, START + 2, __ATOMIC_RELEASE);
+	CHECK(netgpu_fill_pending(&ifq, p, 4) == 4 && p[0] == a[2] &&
+	      p[1] == a[3] && p[2] == a[0] && p[3] == a[1], "four pending");
 	free(fill.hdr);
 	free(rx.hdr);
 }
@@ -351,9 +369,22 @@ static void check_fill(uint32_t entries)
 		if (!ret)
 			relax();
 		i += ret;
+		/*
+		 * Now and then: the entries pending are the last ones
+		 * submitted, in order, the kernel consuming meanwhile.
+		 */
+		if (val(16, i) % 8)
+			continue;
+		ret = netgpu_fill_pending(&p.ifq, a, 40);
+		CHECK(ret >= 0 && (uint32_t)ret <= entries && ret <= (long)i,
+		      "pending: %d", ret);
+		for (j = 0; j < (uint32_t)ret && j < 40; j++)
+			CHECK(a[j] == val(3, i - ret + j),
+			      "pending entry %u of %d", j, ret);
 	}
 	pthread_join(t, NULL);
 	CHECK(netgpu_fill_nb_free(&p.ifq) == (int)entries, "all consumed");
+	CHECK(netgpu_fill_pending(&p.ifq, a, 40) == 0, "none pending");
 	free(p.k.hdr);
 }
 
