@@ -29,6 +29,13 @@
  * worker's xorshift64* PRNG is seeded from SEED, its index and how many
  * times it was re-forked, so the operations repeat, up to the timing of
  * the kernel and of the parent's kills.
+ *
+ * Not built on libnetgpu (tools/lib/netgpu), deliberately: the ABI is
+ * what it tests.  Its ioctls are raw, with mutated structs, sizes,
+ * directions and fds, and its ring accesses are hostile (indices too far
+ * ahead, behind, random or the kernel's own; entries foreign, unaligned
+ * or random; any mapping read and written).  It has no well-behaved ring
+ * access: nothing here follows the ring protocol the library implements.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -497,7 +504,8 @@ static int fz_udmabuf(struct fz_worker *w, uint64_t *size)
 /*
  * Read a mapping page by page (and what would be the addresses of an rx
  * ring's first descriptors, to give them back), then write a ring
- * header's indices and flags and random entries.
+ * header's indices and flags and random entries.  Raw plain accesses on
+ * purpose: whatever the mapping is, with no ordering.
  */
 static void fz_scribble(struct fz_worker *w, unsigned char *p, size_t len,
 			uint32_t entries)
@@ -525,7 +533,9 @@ static void fz_scribble(struct fz_worker *w, unsigned char *p, size_t len,
 /*
  * Produce on a fill ring: hostile entries, then a producer index that
  * is right, too far ahead, behind or random; now and then the consumer
- * index too, which belongs to the kernel.
+ * index too, which belongs to the kernel.  Raw on purpose: it reads its
+ * own index back from the header and never waits for room, which
+ * libnetgpu's producer would not do.
  */
 static void fz_produce(struct fz_worker *w, unsigned char *p, size_t len,
 		       uint32_t entries)
@@ -1012,7 +1022,11 @@ static void fz_op_exit(struct fz_worker *w, int op)
 	kill(getpid(), SIGKILL);
 }
 
-/* The whole correct sequence, so that the deep paths run too */
+/*
+ * The whole correct sequence, so that the deep paths run too.  Raw
+ * ioctls all the same: each is counted under its operation, and the fds
+ * go into the worker's table for the hostile operations that follow.
+ */
 static void fz_op_setup(struct fz_worker *w, int op)
 {
 	struct netgpu_add_region ar = { .type = NETGPU_REGION_HOST };
