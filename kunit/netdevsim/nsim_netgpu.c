@@ -2,8 +2,12 @@
 /*
  * nsim_netgpu: netgpu's NIC interface on netdevsim, from user space.
  * Built static on the host by scripts/netdevsim-check against the
- * repository's include/uapi/linux/netgpu.h, run in the guest by
- * kunit/netdevsim/run.sh.
+ * repository's include/uapi/linux/netgpu.h and libnetgpu
+ * (tools/lib/netgpu, compiled in), run in the guest by
+ * kunit/netdevsim/run.sh.  Every netgpu ioctl and every access to a
+ * ring goes through the library: the orderings of the rings are the
+ * ones kunit/litmus/netgpu-ring.litmus proves, and no mode here keeps
+ * ring code of its own.
  *
  *   nsim_netgpu bind <ifname> <pages> <seconds> <command file>
  *   nsim_netgpu recv-unreadable <port> <bytes> <seconds> [devmem]
@@ -118,7 +122,6 @@
 #include <linux/errqueue.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
-#include <linux/netgpu.h>
 #include <linux/netlink.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
@@ -140,6 +143,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <netgpu/netgpu.h>	/* libnetgpu, and <linux/netgpu.h> */
 #include "stream.h"
 
 #define NG_CAT2(a, b)	a##b
@@ -242,17 +246,10 @@ static const char *ng_errname(int err)
 	case ENOBUFS: return "ENOBUFS";
 	case EPIPE: return "EPIPE";
 	case ETIMEDOUT: return "ETIMEDOUT";
+	case EPROTO: return "EPROTO";
 	}
 	snprintf(buf, sizeof(buf), "errno %d", err);
 	return buf;
-}
-
-/* An ioctl's result: its return value, or -errno. */
-static int ng_ioctl(int fd, unsigned long cmd, void *arg)
-{
-	int ret = ioctl(fd, cmd, arg);
-
-	return ret < 0 ? -errno : ret;
 }
 
 /* A memfd of @size bytes sealed against shrinking, as udmabuf wants it. */
@@ -280,27 +277,11 @@ struct ng {
 	unsigned char *mem;
 	int mem_fd;
 	int ctx_fd;
-	int ifq_fd;
+	struct netgpu_ifq *ifq;	/* rx queue 0, its fill ring mapped */
 	int ifindex;
 	uint32_t region;
-	struct netgpu_ring *ring;
-	size_t ring_size;
-	uint32_t entries;
 	int hup;
 };
-
-/* A ring of a queue fd mapped shared, or NULL (said why). */
-static struct netgpu_ring *ng_map_ring(int fd, size_t size,
-				       unsigned long long off, const char *what)
-{
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
-
-	if (p == MAP_FAILED) {
-		printf("mmap %s ring: %s\n", what, ng_errname(errno));
-		return NULL;
-	}
-	return p;
-}
 
 static unsigned int ng_seq;
 
@@ -354,43 +335,42 @@ static void ng_cmd_stats(struct ng *ng)
 	struct netgpu_stats st;
 	int err;
 
-	if (ng->ifq_fd >= 0) {
-		memset(&st, 0xff, sizeof(st));
-		err = ng_ioctl(ng->ifq_fd, NETGPU_IOCTL_GET_STATS, &st);
+	if (ng->ifq) {
+		err = netgpu_get_stats(netgpu_ifq_fd(ng->ifq), &st);
 		if (err)
 			ng_reply("stats ifq: GET_STATS %s", ng_errname(-err));
 		else
 			ng_print_stats("ifq", &st);
 	}
-	memset(&st, 0xff, sizeof(st));
-	err = ng_ioctl(ng->ctx_fd, NETGPU_IOCTL_GET_STATS, &st);
+	err = netgpu_get_stats(ng->ctx_fd, &st);
 	if (err)
 		ng_reply("stats ctx: GET_STATS %s", ng_errname(-err));
 	else
 		ng_print_stats("ctx", &st);
 }
 
+/* The fill ring's header as the kernel left it: what it consumed. */
 static void ng_cmd_ring(struct ng *ng)
 {
-	if (!ng->ring) {
+	struct netgpu_ring_info ri;
+
+	if (!ng->ifq || netgpu_fill_info(ng->ifq, &ri)) {
 		ng_reply("ring: not mapped");
 		return;
 	}
-	ng_reply("ring prod=%u cons=%u flags=%u",
-		 __atomic_load_n(&ng->ring->prod, __ATOMIC_ACQUIRE),
-		 __atomic_load_n(&ng->ring->cons, __ATOMIC_ACQUIRE),
-		 __atomic_load_n(&ng->ring->flags, __ATOMIC_ACQUIRE));
+	ng_reply("ring prod=%u cons=%u flags=%u", ri.prod, ri.cons, ri.flags);
 }
 
 static void ng_cmd_poll(struct ng *ng)
 {
-	struct pollfd p = { .fd = ng->ifq_fd, .events = POLLIN | POLLOUT };
+	struct pollfd p = { .events = POLLIN | POLLOUT };
 	int n;
 
-	if (ng->ifq_fd < 0) {
+	if (!ng->ifq) {
 		ng_reply("poll: no queue fd");
 		return;
 	}
+	p.fd = netgpu_ifq_fd(ng->ifq);
 	n = poll(&p, 1, 0);
 	if (n < 0)
 		ng_reply("poll: %s", ng_errname(errno));
@@ -506,57 +486,13 @@ out_free:
 	free(cov);
 }
 
-static int ng_attach_dev(int ctx_fd, int ifindex)
-{
-	struct netgpu_attach_dev ad;
-
-	memset(&ad, 0, sizeof(ad));
-	ad.ifindex = ifindex;
-	return ng_ioctl(ctx_fd, NETGPU_CTX_IOCTL_ATTACH_DEV, &ad);
-}
-
-static int ng_region(int ctx_fd, unsigned long cmd, int mem_fd, uint32_t id)
-{
-	struct netgpu_attach_region ar;
-
-	memset(&ar, 0, sizeof(ar));
-	ar.mem_fd = mem_fd;
-	ar.region_id = id;
-	return ng_ioctl(ctx_fd, cmd, &ar);
-}
-
-/* ADD_REGION of host memory, or of the dma-buf @dmabuf_fd (>= 0) at @addr. */
-static int ng_add_region(int mem_fd, void *addr, size_t len, int dmabuf_fd)
-{
-	struct netgpu_add_region ar;
-
-	memset(&ar, 0, sizeof(ar));
-	ar.type = dmabuf_fd < 0 ? NETGPU_REGION_HOST : NETGPU_REGION_DMABUF;
-	ar.addr = (uintptr_t)addr;
-	ar.len = len;
-	ar.dmabuf_fd = dmabuf_fd < 0 ? 0 : dmabuf_fd;
-	return ng_ioctl(mem_fd, NETGPU_MEM_IOCTL_ADD_REGION, &ar);
-}
-
-/* BIND_QUEUE: the new fd or -errno; @bq is written back. */
-static int ng_bind_queue(int ctx_fd, uint32_t queue, uint32_t flags,
-			 struct netgpu_bind_queue *bq)
-{
-	memset(bq, 0, sizeof(*bq));
-	bq->queue_id = queue;
-	bq->flags = flags;
-	bq->fill.entries = NG_FILL_ENTRIES;
-	bq->fill.entry_size = sizeof(__u64);
-	return ng_ioctl(ctx_fd, NETGPU_CTX_IOCTL_BIND_QUEUE, bq);
-}
-
 /* bind2: another context (own region) may bind no queue of the device. */
 static void ng_cmd_bind2(struct ng *ng)
 {
-	struct netgpu_bind_queue bq;
+	struct netgpu_ifq *ifq;
 	size_t len = 4 * ng->page;
 	void *mem;
-	int ctx, id, fd;
+	int ctx, id, err;
 
 	mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -564,109 +500,100 @@ static void ng_cmd_bind2(struct ng *ng)
 		ng_reply("bind2: mmap: %s", ng_errname(errno));
 		return;
 	}
-	ctx = open("/dev/netgpu", O_RDWR | O_CLOEXEC);
+	ctx = netgpu_ctx_open();
 	if (ctx < 0) {
-		ng_reply("bind2: open /dev/netgpu: %s", ng_errname(errno));
+		ng_reply("bind2: open /dev/netgpu: %s", ng_errname(-ctx));
 		goto out_unmap;
 	}
-	id = ng_add_region(ng->mem_fd, mem, len, -1);
+	id = netgpu_area_add_host(ng->mem_fd, mem, len);
 	if (id < 0) {
 		ng_reply("bind2: ADD_REGION: %s", ng_errname(-id));
 		goto out_close;
 	}
-	fd = ng_attach_dev(ctx, ng->ifindex);
-	if (!fd)
-		fd = ng_region(ctx, NETGPU_CTX_IOCTL_ATTACH_REGION, ng->mem_fd, id);
-	if (fd) {
-		ng_reply("bind2: context setup: %s", ng_errname(-fd));
+	err = netgpu_ctx_attach_dev(ctx, ng->ifindex);
+	if (!err)
+		err = netgpu_ctx_attach_region(ctx, ng->mem_fd, id);
+	if (err) {
+		ng_reply("bind2: context setup: %s", ng_errname(-err));
 		goto out_remove;
 	}
-	fd = ng_bind_queue(ctx, 0, 0, &bq);
-	if (fd >= 0) {
-		ng_reply("bind2 queue 0: bound (fd %d), should have failed", fd);
-		close(fd);
+	err = netgpu_ifq_bind(ctx, 0, NG_FILL_ENTRIES, &ifq);
+	if (!err) {
+		ng_reply("bind2 queue 0: bound (fd %d), should have failed",
+			 netgpu_ifq_fd(ifq));
+		netgpu_ifq_close(ifq);
 	} else {
-		ng_reply("bind2 queue 0: %s", ng_errname(-fd));
+		ng_reply("bind2 queue 0: %s", ng_errname(-err));
 	}
-	fd = ng_bind_queue(ctx, 0, NETGPU_BIND_QUEUE_ANY, &bq);
-	if (fd >= 0) {
+	err = netgpu_ifq_bind(ctx, NETGPU_LIB_QUEUE_ANY, NG_FILL_ENTRIES, &ifq);
+	if (!err) {
 		ng_reply("bind2 any: bound queue %u (fd %d), should have failed",
-			 bq.queue_id, fd);
-		close(fd);
+			 netgpu_ifq_queue_id(ifq), netgpu_ifq_fd(ifq));
+		netgpu_ifq_close(ifq);
 	} else {
-		ng_reply("bind2 any: %s", ng_errname(-fd));
+		ng_reply("bind2 any: %s", ng_errname(-err));
 	}
 out_remove:
-	{
-		struct netgpu_remove_region rr;
-
-		memset(&rr, 0, sizeof(rr));
-		rr.region_id = id;
-		ng_ioctl(ng->mem_fd, NETGPU_MEM_IOCTL_REMOVE_REGION, &rr);
-	}
+	netgpu_area_remove(ng->mem_fd, id);
 out_close:
 	close(ctx);
 out_unmap:
 	munmap(mem, len);
 }
 
-/* dead: the device went; every call on the context fails with ENODEV. */
+/*
+ * dead: the device went; every call on the context fails with ENODEV.
+ * The library makes each call as it is: nothing in them is wrong but the
+ * ATTACH_SOCKET's socket, which is not connected (the context's death
+ * must be found first), and the library passes any socket on.
+ */
 static void ng_cmd_dead(struct ng *ng)
 {
-	struct netgpu_attach_socket as;
-	struct netgpu_bind_queue bq;
+	struct netgpu_sockq *sq;
+	struct netgpu_ifq *ifq;
 	struct netgpu_stats st;
 	int err, sock, enodev = 0;
 
-	err = ng_attach_dev(ng->ctx_fd, ng->ifindex);
+	err = netgpu_ctx_attach_dev(ng->ctx_fd, ng->ifindex);
 	ng_reply("dead ATTACH_DEV: %s", ng_errname(-err));
 	enodev += err == -ENODEV;
-	err = ng_region(ng->ctx_fd, NETGPU_CTX_IOCTL_ATTACH_REGION, ng->mem_fd,
-			ng->region);
+	err = netgpu_ctx_attach_region(ng->ctx_fd, ng->mem_fd, ng->region);
 	ng_reply("dead ATTACH_REGION: %s", ng_errname(-err));
 	enodev += err == -ENODEV;
-	err = ng_region(ng->ctx_fd, NETGPU_CTX_IOCTL_DETACH_REGION, ng->mem_fd,
-			ng->region);
+	err = netgpu_ctx_detach_region(ng->ctx_fd, ng->mem_fd, ng->region);
 	ng_reply("dead DETACH_REGION: %s", ng_errname(-err));
 	enodev += err == -ENODEV;
-	err = ng_bind_queue(ng->ctx_fd, 0, 0, &bq);
-	if (err >= 0)
-		close(err);
-	ng_reply("dead BIND_QUEUE: %s", err >= 0 ? "bound" : ng_errname(-err));
+	err = netgpu_ifq_bind(ng->ctx_fd, 0, NG_FILL_ENTRIES, &ifq);
+	if (!err)
+		netgpu_ifq_close(ifq);
+	ng_reply("dead BIND_QUEUE: %s", err ? ng_errname(-err) : "bound");
 	enodev += err == -ENODEV;
 	sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	memset(&as, 0, sizeof(as));
-	as.sock_fd = sock;
-	as.rx.entries = NG_FILL_ENTRIES;
-	as.rx.entry_size = sizeof(struct netgpu_rx_desc);
-	err = ng_ioctl(ng->ctx_fd, NETGPU_CTX_IOCTL_ATTACH_SOCKET, &as);
-	if (err >= 0)
-		close(err);
-	ng_reply("dead ATTACH_SOCKET: %s", err >= 0 ? "attached" : ng_errname(-err));
+	err = netgpu_sockq_attach(ng->ctx_fd, sock, NG_FILL_ENTRIES, 0, &sq);
+	if (!err)
+		netgpu_sockq_close(sq);
+	ng_reply("dead ATTACH_SOCKET: %s", err ? ng_errname(-err) : "attached");
 	enodev += err == -ENODEV;
 	close(sock);
 	ng_reply("dead: %d of 5 ioctls failed with ENODEV", enodev);
 
 	/* Counters stay readable on a dead context and its queue. */
-	err = ng_ioctl(ng->ctx_fd, NETGPU_IOCTL_GET_STATS, &st);
+	err = netgpu_get_stats(ng->ctx_fd, &st);
 	ng_reply("dead GET_STATS ctx: %s", ng_errname(-err));
-	if (ng->ifq_fd >= 0) {
-		err = ng_ioctl(ng->ifq_fd, NETGPU_IOCTL_GET_STATS, &st);
+	if (ng->ifq) {
+		err = netgpu_get_stats(netgpu_ifq_fd(ng->ifq), &st);
 		ng_reply("dead GET_STATS ifq: %s", ng_errname(-err));
 	}
 }
 
-/* The ring mapping holds the file: unmap it first, or close unbinds nothing. */
+/*
+ * The ring mapping holds the file: netgpu_ifq_close() unmaps it before
+ * closing the queue fd, or the close would unbind nothing.
+ */
 static void ng_unbind(struct ng *ng)
 {
-	if (ng->ring) {
-		munmap(ng->ring, ng->ring_size);
-		ng->ring = NULL;
-	}
-	if (ng->ifq_fd >= 0) {
-		close(ng->ifq_fd);
-		ng->ifq_fd = -1;
-	}
+	netgpu_ifq_close(ng->ifq);
+	ng->ifq = NULL;
 }
 
 static void ng_close(struct ng *ng)
@@ -694,16 +621,21 @@ static void ng_close(struct ng *ng)
  */
 static int ng_open_context(struct ng *ng, int dmabuf_fd)
 {
+	size_t len = ng->pages * ng->page;
 	int ret, tries;
 
-	ng->mem_fd = open("/dev/netgpu_mem", O_RDWR | O_CLOEXEC);
-	if (ng->mem_fd < 0) {
-		printf("open /dev/netgpu_mem: %s%s\n", ng_errname(errno),
-		       errno == ENOENT ? ": kernel without CONFIG_NETGPU" : "");
-		return errno == ENOENT ? 3 : 1;
+	ret = netgpu_area_open();
+	if (ret < 0) {
+		printf("open /dev/netgpu_mem: %s%s\n", ng_errname(-ret),
+		       ret == -ENOENT ? ": kernel without CONFIG_NETGPU" : "");
+		return ret == -ENOENT ? 3 : 1;
 	}
-	ret = ng_add_region(ng->mem_fd, ng->mem, ng->pages * ng->page,
-			    dmabuf_fd);
+	ng->mem_fd = ret;
+	if (dmabuf_fd < 0)
+		ret = netgpu_area_add_host(ng->mem_fd, ng->mem, len);
+	else
+		ret = netgpu_area_add_dmabuf(ng->mem_fd, dmabuf_fd,
+					     (uintptr_t)ng->mem, len);
 	if (ret < 0) {
 		printf("ADD_REGION: %s\n", ng_errname(-ret));
 		return 1;
@@ -712,12 +644,13 @@ static int ng_open_context(struct ng *ng, int dmabuf_fd)
 	printf("region %u: %zu pages of %s at %p\n", ng->region, ng->pages,
 	       dmabuf_fd < 0 ? "host memory" : "a dma-buf", (void *)ng->mem);
 
-	ng->ctx_fd = open("/dev/netgpu", O_RDWR | O_CLOEXEC);
-	if (ng->ctx_fd < 0) {
-		printf("open /dev/netgpu: %s\n", ng_errname(errno));
-		return errno == ENOENT ? 3 : 1;
+	ret = netgpu_ctx_open();
+	if (ret < 0) {
+		printf("open /dev/netgpu: %s\n", ng_errname(-ret));
+		return ret == -ENOENT ? 3 : 1;
 	}
-	ret = ng_attach_dev(ng->ctx_fd, ng->ifindex);
+	ng->ctx_fd = ret;
+	ret = netgpu_ctx_attach_dev(ng->ctx_fd, ng->ifindex);
 	if (ret) {
 		printf("ATTACH_DEV ifindex %d: %s\n", ng->ifindex, ng_errname(-ret));
 		return 1;
@@ -728,8 +661,8 @@ static int ng_open_context(struct ng *ng, int dmabuf_fd)
 	 * tried again a few times, each refusal said, as a user would.
 	 */
 	for (tries = 1; ; tries++) {
-		ret = ng_region(ng->ctx_fd, NETGPU_CTX_IOCTL_ATTACH_REGION,
-				ng->mem_fd, ng->region);
+		ret = netgpu_ctx_attach_region(ng->ctx_fd, ng->mem_fd,
+					       ng->region);
 		if (ret != -ENOMEM || tries == NG_ATTACH_TRIES)
 			break;
 		printf("ATTACH_REGION %u: ENOMEM, attempt %d of %d\n",
@@ -746,8 +679,8 @@ static int ng_open_context(struct ng *ng, int dmabuf_fd)
 static int ng_setup(struct ng *ng)
 {
 	size_t len = ng->pages * ng->page, want;
-	struct netgpu_bind_queue bq;
-	__u64 *e;
+	struct netgpu_ring_info ri;
+	uint64_t bad[3];
 	int ret;
 
 	ng->mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -760,41 +693,39 @@ static int ng_setup(struct ng *ng)
 	if (ret)
 		return ret;
 
-	ret = ng_bind_queue(ng->ctx_fd, 0, 0, &bq);
+	/* BIND_QUEUE of queue 0, and the fill ring mapped. */
+	ret = netgpu_ifq_bind(ng->ctx_fd, 0, NG_FILL_ENTRIES, &ng->ifq);
 	if (ret == -EOPNOTSUPP) {
 		printf("BIND_QUEUE: EOPNOTSUPP: no netgpu NIC interface (kernel without CONFIG_NETGPU_NIC, or a device without the queue API)\n");
 		return 3;
 	}
-	if (ret < 0) {
+	if (ret) {
 		printf("BIND_QUEUE queue 0: %s\n", ng_errname(-ret));
 		return 1;
 	}
-	ng->ifq_fd = ret;
+	/* The geometry BIND_QUEUE wrote back, and the header now. */
+	netgpu_fill_info(ng->ifq, &ri);
 	want = (sizeof(struct netgpu_ring) + NG_FILL_ENTRIES * sizeof(__u64) +
 		ng->page - 1) / ng->page * ng->page;
 	printf("bound queue %u fd %d fill entries %u entry_size %u mmap_offset 0x%llx mmap_size %llu\n",
-	       bq.queue_id, ng->ifq_fd, bq.fill.entries, bq.fill.entry_size,
-	       (unsigned long long)bq.fill.mmap_offset,
-	       (unsigned long long)bq.fill.mmap_size);
-	if (bq.queue_id || bq.fill.entries != NG_FILL_ENTRIES ||
-	    bq.fill.entry_size != sizeof(__u64) ||
-	    bq.fill.mmap_offset != NETGPU_OFF_FILL_RING ||
-	    bq.fill.mmap_size != want) {
+	       netgpu_ifq_queue_id(ng->ifq), netgpu_ifq_fd(ng->ifq),
+	       ri.geom.entries, ri.geom.entry_size,
+	       (unsigned long long)ri.geom.mmap_offset,
+	       (unsigned long long)ri.geom.mmap_size);
+	if (netgpu_ifq_queue_id(ng->ifq) ||
+	    ri.geom.entries != NG_FILL_ENTRIES ||
+	    ri.geom.entry_size != sizeof(__u64) ||
+	    ri.geom.mmap_offset != NETGPU_OFF_FILL_RING ||
+	    ri.geom.mmap_size != want) {
 		printf("BIND_QUEUE: unexpected geometry (want queue 0, %u entries of 8 bytes, offset 0x%llx, size %zu)\n",
 		       NG_FILL_ENTRIES, NETGPU_OFF_FILL_RING, want);
 		return 1;
 	}
-	ng->entries = bq.fill.entries;
-	ng->ring_size = bq.fill.mmap_size;
-	ng->ring = ng_map_ring(ng->ifq_fd, ng->ring_size, bq.fill.mmap_offset,
-			       "fill");
-	if (!ng->ring)
-		return 1;
 	printf("ring: prod %u cons %u flags %u (at 0/%zu/%zu, entries at %zu)\n",
-	       ng->ring->prod, ng->ring->cons, ng->ring->flags,
+	       ri.prod, ri.cons, ri.flags,
 	       offsetof(struct netgpu_ring, cons),
 	       offsetof(struct netgpu_ring, flags), sizeof(struct netgpu_ring));
-	if (ng->ring->prod || ng->ring->cons || ng->ring->flags) {
+	if (ri.prod || ri.cons || ri.flags) {
 		printf("ring: a new ring must read all zero\n");
 		return 1;
 	}
@@ -802,14 +733,23 @@ static int ng_setup(struct ng *ng)
 	/*
 	 * Three entries the kernel must consume and skip at its first refill
 	 * (the queue's first buffer allocation): inside a buffer, past the
-	 * region, and a buffer it never handed out.  The stats tell them
-	 * apart, so the entries must be where the header says.
+	 * region, and a buffer it never handed out.  Bad addresses in well
+	 * formed entries: the library submits whatever it is given, into
+	 * slots 0, 1 and 2 of a ring whose ->prod read 0 above, with one
+	 * store of ->prod (3).  The stats tell them apart.
 	 */
-	e = (__u64 *)((char *)ng->ring + sizeof(struct netgpu_ring));
-	e[0 & (ng->entries - 1)] = (uintptr_t)ng->mem + 100;
-	e[1 & (ng->entries - 1)] = (uintptr_t)ng->mem + len;
-	e[2 & (ng->entries - 1)] = (uintptr_t)ng->mem;
-	__atomic_store_n(&ng->ring->prod, 3, __ATOMIC_RELEASE);
+	bad[0] = (uintptr_t)ng->mem + 100;
+	bad[1] = (uintptr_t)ng->mem + len;
+	bad[2] = (uintptr_t)ng->mem;
+	ret = netgpu_fill_submit(ng->ifq, bad, 3);
+	if (ret < 0) {
+		printf("fill: %s\n", ng_errname(-ret));
+		return 1;
+	}
+	if (ret != 3) {
+		printf("fill: posted %d of 3 entries\n", ret);
+		return 1;
+	}
 	printf("fill: posted 3 entries (unaligned, in no region, never given)\n");
 	return 0;
 }
@@ -882,7 +822,7 @@ static int ng_run_cmd(struct ng *ng, const char *line)
 
 static int do_bind(int argc, char **argv)
 {
-	struct ng ng = { .mem_fd = -1, .ctx_fd = -1, .ifq_fd = -1 };
+	struct ng ng = { .mem_fd = -1, .ctx_fd = -1 };
 	long long deadline;
 	char line[256];
 	int cmd_fd, rc;
@@ -909,8 +849,8 @@ static int do_bind(int argc, char **argv)
 	printf("ready\n");
 
 	for (;;) {
-		struct pollfd p = { .fd = ng.ifq_fd, .events = 0 };
-		int watch = ng.ifq_fd >= 0 && !ng.hup;
+		struct pollfd p = { .fd = netgpu_ifq_fd(ng.ifq), .events = 0 };
+		int watch = ng.ifq && !ng.hup;
 
 		/* ERR and HUP are reported without being asked for. */
 		if (poll(&p, watch, 20) > 0 && watch &&
@@ -1490,9 +1430,7 @@ struct ng_tx {
 	unsigned int *zc_slot;	/* MSG_ZEROCOPY: id % NG_TX_ZC_IDS -> slot */
 	uint32_t zc_next;	/* the id of the next MSG_ZEROCOPY send */
 	unsigned long long zc_copied;	/* ids notified as copied */
-	int sq_fd;
-	struct netgpu_ring *cq;
-	size_t cq_size;
+	struct netgpu_sockq *sq;	/* its rx and completion rings mapped */
 	uint32_t cq_entries;
 	size_t nslots;
 	unsigned int *out;	/* each slot's sends not completed yet */
@@ -1543,21 +1481,25 @@ static int ng_connect(const char *addr, const char *port)
 /*
  * The completions published since the last call: each gives back one
  * send of its slot.  The number reaped, or -1 for a producer index more
- * than a ring ahead.
+ * than a ring ahead (the library's -EPROTO: we always release all we
+ * peeked, so it is behind ->cons or more than a ring past it).
  */
 static int ng_tx_reap(struct ng_tx *tx)
 {
-	const __u64 *e = (const __u64 *)((char *)tx->cq + sizeof(*tx->cq));
-	uint32_t prod = __atomic_load_n(&tx->cq->prod, __ATOMIC_ACQUIRE);
-	uint32_t cons = tx->cq->cons, n = prod - cons, i;
+	uint64_t e[NG_TX_CQ_ENTRIES];
+	struct netgpu_ring_info ri;
+	int n, i;
 
-	if (n > tx->cq_entries) {
+	/* The ring has NG_TX_CQ_ENTRIES entries (ng_tx_attach()): all. */
+	n = netgpu_cq_peek(tx->sq, e, NG_TX_CQ_ENTRIES);
+	if (n < 0) {
+		netgpu_cq_info(tx->sq, &ri);
 		printf("completion ring: prod %u cons %u, more than %u entries\n",
-		       prod, cons, tx->cq_entries);
+		       ri.prod, ri.cons, tx->cq_entries);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		__u64 slot = e[(cons + i) & (tx->cq_entries - 1)];
+		uint64_t slot = e[i];
 
 		if (slot < tx->nslots && tx->out[slot]) {
 			tx->out[slot]--;
@@ -1569,7 +1511,8 @@ static int ng_tx_reap(struct ng_tx *tx)
 		}
 	}
 	if (n) {
-		__atomic_store_n(&tx->cq->cons, prod, __ATOMIC_RELEASE);
+		/* Can't fail: n were peeked. */
+		netgpu_cq_release(tx->sq, n);
 		tx->reaped += n;
 		tx->progress = ng_now_ms();
 	}
@@ -1639,7 +1582,7 @@ static int ng_zc_reap(struct ng_tx *tx)
  */
 static int ng_tx_wait(struct ng_tx *tx, int ms)
 {
-	struct pollfd p = { .fd = tx->sq_fd, .events = POLLRDBAND };
+	struct pollfd p;
 	int n;
 
 	if (tx->mode == NG_TX_COPY)
@@ -1654,11 +1597,14 @@ static int ng_tx_wait(struct ng_tx *tx, int ms)
 		return ng_zc_reap(tx);
 	}
 	n = ng_tx_reap(tx);
-
 	if (n)
 		return n;
-	/* EPOLLERR and EPOLLHUP come unasked: no busy loop on them. */
-	if (poll(&p, 1, ms) == 1 && !(p.revents & POLLRDBAND))
+	/*
+	 * None came within @ms, or poll() woke for EPOLLERR or EPOLLHUP,
+	 * which come unasked (netgpu_cq_wait() says 0 for both): no busy
+	 * loop on them.  An error is the reap's to report.
+	 */
+	if (netgpu_cq_wait(tx->sq, ms) <= 0)
 		ng_sleep_ms(10);
 	return ng_tx_reap(tx);
 }
@@ -1685,7 +1631,7 @@ static int ng_tx_send(struct ng_tx *tx, const unsigned char *addr, size_t len,
 		      size_t slot, unsigned long long *bytes)
 {
 	struct netgpu_send_iov iov = { .addr = (uintptr_t)addr, .len = len };
-	struct netgpu_send s;
+	uint64_t done;
 	ssize_t n;
 	int err;
 
@@ -1709,17 +1655,13 @@ static int ng_tx_send(struct ng_tx *tx, const unsigned char *addr, size_t len,
 		tx->progress = ng_now_ms();
 		return 0;
 	}
-	memset(&s, 0, sizeof(s));
-	s.iov = (uintptr_t)&iov;
-	s.nr_iov = 1;
-	s.user_data = slot;
-	err = ng_ioctl(tx->sq_fd, NETGPU_SOCKQ_IOCTL_SEND, &s);
-	*bytes = s.bytes;
+	err = netgpu_sockq_send(tx->sq, &iov, 1, slot, 0, &done);
+	*bytes = done;
 	if (err)
 		return err;
-	if (!s.bytes || s.bytes > len) {
+	if (!done || done > len) {
 		printf("SEND: returned 0 with bytes=%llu of %zu\n",
-		       (unsigned long long)s.bytes, len);
+		       (unsigned long long)done, len);
 		return -EIO;
 	}
 	tx->out[slot]++;
@@ -1823,44 +1765,38 @@ static int ng_tx_udmabuf(struct ng *ng, size_t len, int *memfd)
 	return fd;
 }
 
-/* ATTACH_SOCKET of @sock with a completion ring, mapped; 0 or 1. */
+/*
+ * ATTACH_SOCKET of @sock with a completion ring, mapped (and the rx ring,
+ * never read: the library maps both); 0 or 1.
+ */
 static int ng_tx_attach(struct ng *ng, struct ng_tx *tx, int sock)
 {
-	struct netgpu_attach_socket as;
+	struct netgpu_ring_info ri;
 	int ret;
 
-	memset(&as, 0, sizeof(as));
-	as.sock_fd = sock;
-	as.rx.entries = NG_TX_RX_ENTRIES;
-	as.rx.entry_size = sizeof(struct netgpu_rx_desc);
-	as.completion.entries = NG_TX_CQ_ENTRIES;
-	as.completion.entry_size = sizeof(__u64);
-	ret = ng_ioctl(ng->ctx_fd, NETGPU_CTX_IOCTL_ATTACH_SOCKET, &as);
-	if (ret < 0) {
+	ret = netgpu_sockq_attach(ng->ctx_fd, sock, NG_TX_RX_ENTRIES,
+				  NG_TX_CQ_ENTRIES, &tx->sq);
+	if (ret) {
 		printf("ATTACH_SOCKET: %s\n", ng_errname(-ret));
 		return 1;
 	}
-	tx->sq_fd = ret;
+	/* The geometry ATTACH_SOCKET wrote back, and the header now. */
+	netgpu_cq_info(tx->sq, &ri);
 	printf("attached socket: fd %d completion entries %u entry_size %u mmap_offset 0x%llx mmap_size %llu\n",
-	       tx->sq_fd, as.completion.entries, as.completion.entry_size,
-	       (unsigned long long)as.completion.mmap_offset,
-	       (unsigned long long)as.completion.mmap_size);
-	if (as.completion.entries != NG_TX_CQ_ENTRIES ||
-	    as.completion.entry_size != sizeof(__u64) ||
-	    as.completion.mmap_offset != NETGPU_OFF_COMPLETION_RING ||
-	    as.completion.mmap_size < sizeof(struct netgpu_ring) +
-				      NG_TX_CQ_ENTRIES * sizeof(__u64)) {
+	       netgpu_sockq_fd(tx->sq), ri.geom.entries, ri.geom.entry_size,
+	       (unsigned long long)ri.geom.mmap_offset,
+	       (unsigned long long)ri.geom.mmap_size);
+	if (ri.geom.entries != NG_TX_CQ_ENTRIES ||
+	    ri.geom.entry_size != sizeof(__u64) ||
+	    ri.geom.mmap_offset != NETGPU_OFF_COMPLETION_RING ||
+	    ri.geom.mmap_size < sizeof(struct netgpu_ring) +
+				NG_TX_CQ_ENTRIES * sizeof(__u64)) {
 		printf("ATTACH_SOCKET: unexpected completion ring geometry (want %u entries of 8 bytes at 0x%llx)\n",
 		       NG_TX_CQ_ENTRIES, NETGPU_OFF_COMPLETION_RING);
 		return 1;
 	}
-	tx->cq_entries = as.completion.entries;
-	tx->cq_size = as.completion.mmap_size;
-	tx->cq = ng_map_ring(tx->sq_fd, tx->cq_size, as.completion.mmap_offset,
-			     "completion");
-	if (!tx->cq)
-		return 1;
-	if (tx->cq->prod || tx->cq->cons || tx->cq->flags) {
+	tx->cq_entries = ri.geom.entries;
+	if (ri.prod || ri.cons || ri.flags) {
 		printf("completion ring: a new ring must read all zero\n");
 		return 1;
 	}
@@ -1894,12 +1830,7 @@ static int ng_tx_stream(struct ng *ng, struct ng_tx *tx, struct stream *st,
 		err = ng_tx_slot(tx, p, n, slot, sent);
 		slot = (slot + 1) % tx->nslots;
 		if (!err && remove_at && *sent >= remove_at && !*removed_at) {
-			struct netgpu_remove_region rr;
-
-			memset(&rr, 0, sizeof(rr));
-			rr.region_id = ng->region;
-			err = ng_ioctl(ng->mem_fd, NETGPU_MEM_IOCTL_REMOVE_REGION,
-				       &rr);
+			err = netgpu_area_remove(ng->mem_fd, ng->region);
 			if (err) {
 				printf("REMOVE_REGION: %s\n", ng_errname(-err));
 				return -EIO;
@@ -1962,9 +1893,9 @@ static int ng_send_peer(struct ng *ng, struct ng_tx *tx, struct stream *st,
 
 static int do_send(int argc, char **argv)
 {
-	struct ng ng = { .mem_fd = -1, .ctx_fd = -1, .ifq_fd = -1 };
+	struct ng ng = { .mem_fd = -1, .ctx_fd = -1 };
 	struct timeval tv = { NG_TX_SNDTIMEO_S, 0 };
-	struct ng_tx tx = { .sq_fd = -1 };
+	struct ng_tx tx = { .mode = NG_TX_NETGPU };
 	unsigned long long want, sent = 0, remove_at = 0, removed_at = 0;
 	int memfd = -1, dmabuf = -1, sock = -1, rc = 1, udmabuf, err;
 	unsigned long mib = 8;
@@ -2077,8 +2008,7 @@ static int do_send(int argc, char **argv)
 	if (!ng_stop)
 		rc |= ng_tx_drain(&tx);
 
-	memset(&st, 0xff, sizeof(st));
-	err = ng_ioctl(tx.sq_fd, NETGPU_IOCTL_GET_STATS, &st);
+	err = netgpu_get_stats(netgpu_sockq_fd(tx.sq), &st);
 	if (err) {
 		printf("GET_STATS: %s\n", ng_errname(-err));
 		rc = 1;
@@ -2103,10 +2033,7 @@ static int do_send(int argc, char **argv)
 	    st.tx_lost)
 		rc = 1;
 out:
-	if (tx.cq)
-		munmap(tx.cq, tx.cq_size);
-	if (tx.sq_fd >= 0)
-		close(tx.sq_fd);
+	netgpu_sockq_close(tx.sq);
 	if (sock >= 0)
 		close(sock);
 	free(tx.out);

@@ -310,6 +310,7 @@ int netgpu__ring_init(struct netgpu_ring_map *r, void *map, size_t map_size,
 	r->hdr = hdr;
 	r->slots = hdr + 1;
 	r->map_size = map_size;
+	r->map_offset = 0;
 	r->entries = entries;
 	r->mask = entries - 1;
 	r->entry_size = entry_size;
@@ -748,6 +749,8 @@ static int netgpu_ring_map(struct netgpu_ring_map *r, int fd,
 				producer);
 	if (err)
 		munmap(map, g->mmap_size);
+	else
+		r->map_offset = g->mmap_offset;
 	return err;
 }
 
@@ -1179,6 +1182,87 @@ int netgpu_rx_loop(struct netgpu_sockq *sq, struct netgpu_ifq *ifq,
 		if (ret && ret != -ETIMEDOUT && ret != -ENODEV)
 			return ret;
 	}
+}
+
+/* ===== Ring diagnostics ===== */
+
+/* @r as the kernel described it, and its header's words as they are now. */
+static void netgpu_ring_get_info(const struct netgpu_ring_map *r,
+				 struct netgpu_ring_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->geom.entries = r->entries;
+	info->geom.entry_size = r->entry_size;
+	info->geom.mmap_offset = r->map_offset;
+	info->geom.mmap_size = r->map_size;
+	/*
+	 * Relaxed, and no cached index changes: a look at the header for a
+	 * report, not a step of the protocol (see "Memory ordering").
+	 */
+	info->prod = __atomic_load_n(&r->hdr->prod, __ATOMIC_RELAXED);
+	info->cons = __atomic_load_n(&r->hdr->cons, __ATOMIC_RELAXED);
+	info->flags = __atomic_load_n(&r->hdr->flags, __ATOMIC_RELAXED);
+}
+
+/**
+ * netgpu_fill_info() - the fill ring's geometry and header, for a report
+ * @ifq: the interface queue
+ * @info: out: the geometry the kernel returned at the bind (entries as
+ *	rounded up, entry size, mmap offset and size) and the ring header's
+ *	prod, cons and flags as read now
+ *
+ * For diagnostics and tests of the kernel: the header's words are read
+ * one at a time with relaxed loads, while the kernel may be moving
+ * ->cons, and order nothing; what may be submitted is what
+ * netgpu_fill_nb_free() says.  Nothing of the ring changes.
+ *
+ * Return: 0, or -EINVAL for a NULL argument.
+ */
+int netgpu_fill_info(const struct netgpu_ifq *ifq,
+		     struct netgpu_ring_info *info)
+{
+	if (!ifq || !info)
+		return -EINVAL;
+	netgpu_ring_get_info(&ifq->fill, info);
+	return 0;
+}
+
+/**
+ * netgpu_rx_info() - the rx ring's geometry and header, for a report
+ * @sq: the socket queue
+ * @info: out: as netgpu_fill_info() says, of the rx ring
+ *
+ * As netgpu_fill_info(); the kernel may be moving ->prod, and what may be
+ * peeked is what netgpu_rx_nb_avail() says.
+ *
+ * Return: 0, or -EINVAL for a NULL argument.
+ */
+int netgpu_rx_info(const struct netgpu_sockq *sq,
+		   struct netgpu_ring_info *info)
+{
+	if (!sq || !info)
+		return -EINVAL;
+	netgpu_ring_get_info(&sq->rx, info);
+	return 0;
+}
+
+/**
+ * netgpu_cq_info() - the completion ring's geometry and header, for a report
+ * @sq: the socket queue, attached with a completion ring
+ * @info: out: as netgpu_fill_info() says, of the completion ring
+ *
+ * As netgpu_rx_info(), with netgpu_cq_nb_avail().
+ *
+ * Return: 0, or -EINVAL for a NULL argument or a queue without a
+ * completion ring.
+ */
+int netgpu_cq_info(const struct netgpu_sockq *sq,
+		   struct netgpu_ring_info *info)
+{
+	if (!sq || !sq->cq.entries || !info)
+		return -EINVAL;
+	netgpu_ring_get_info(&sq->cq, info);
+	return 0;
 }
 
 /* ===== Stats and errors ===== */

@@ -29,7 +29,8 @@ extern "C" {
  * One vocabulary, as the kernel's queue.h has it: a producer SUBMITs
  * entries (copies them into free slots, then publishes ->prod), a
  * consumer PEEKs at entries (copies them out, published ->cons unchanged)
- * and RELEASEs them (publishes ->cons).  ``nb_`` calls return a count.
+ * and RELEASEs them (publishes ->cons).  ``nb_`` calls return a count;
+ * ``_info`` calls report a ring's geometry and header, for diagnostics.
  * Entries are always copied: the caller never touches a shared slot, so
  * the orderings of kunit/litmus/netgpu-ring.litmus hold whatever the
  * caller does.  netgpu_rx_loop() strings RECV, the rx ring and the fill
@@ -134,6 +135,33 @@ struct netgpu_rx_ops {
 
 int netgpu_rx_loop(struct netgpu_sockq *sq, struct netgpu_ifq *ifq,
 		   const struct netgpu_rx_ops *ops, void *arg);
+
+/* ===== Ring diagnostics ===== */
+
+/**
+ * struct netgpu_ring_info - a mapped ring, as netgpu_fill_info(),
+ *	netgpu_rx_info() and netgpu_cq_info() report it
+ * @geom: the ring's geometry as the kernel returned it (entries as
+ *	rounded up, entry size, mmap offset, mmap size), as mapped
+ * @prod: the header's producer index, when read
+ * @cons: the header's consumer index, when read
+ * @flags: the header's flags, when read
+ * @pad: 0
+ */
+struct netgpu_ring_info {
+	struct netgpu_queue_geom geom;
+	uint32_t prod;
+	uint32_t cons;
+	uint32_t flags;
+	uint32_t pad;
+};
+
+int netgpu_fill_info(const struct netgpu_ifq *ifq,
+		     struct netgpu_ring_info *info);
+int netgpu_rx_info(const struct netgpu_sockq *sq,
+		   struct netgpu_ring_info *info);
+int netgpu_cq_info(const struct netgpu_sockq *sq,
+		   struct netgpu_ring_info *info);
 
 /* ===== Stats and errors ===== */
 

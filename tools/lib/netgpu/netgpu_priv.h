@@ -17,6 +17,8 @@
  * @hdr: the ring's header (the mapping's first byte)
  * @slots: the first entry, just past @hdr
  * @map_size: bytes mapped; 0 for a ring the library did not map
+ * @map_offset: the offset it was mapped at (netgpu_fill_info() and the
+ *	like report it); 0 for a ring the library did not map
  * @entries: number of entries, a power of two
  * @mask: @entries - 1
  * @entry_size: bytes per entry (8, or sizeof(struct netgpu_rx_desc))
@@ -33,6 +35,7 @@ struct netgpu_ring_map {
 	struct netgpu_ring *hdr;
 	void *slots;
 	size_t map_size;
+	uint64_t map_offset;
 	uint32_t entries;
 	uint32_t mask;
 	uint32_t entry_size;

@@ -49,6 +49,7 @@ static void check_args(void)
 	struct netgpu_rx_ops ops = {};
 	struct netgpu_ifq *ifq = (void *)1;
 	struct netgpu_sockq *sq = (void *)1;
+	struct netgpu_ring_info ri;
 	struct netgpu_stats st;
 	struct netgpu_recv r;
 	long page = sysconf(_SC_PAGESIZE);
@@ -110,6 +111,9 @@ static void check_args(void)
 	CHECK(netgpu_cq_peek(NULL, &a, 1) == -EINVAL);
 	CHECK(netgpu_cq_release(NULL, 0) == -EINVAL);
 	CHECK(netgpu_cq_wait(NULL, 0) == -EINVAL);
+	CHECK(netgpu_fill_info(NULL, &ri) == -EINVAL);
+	CHECK(netgpu_rx_info(NULL, &ri) == -EINVAL);
+	CHECK(netgpu_cq_info(NULL, &ri) == -EINVAL);
 	CHECK(netgpu_sockq_recv(NULL, 0, &r) == -EINVAL);
 	CHECK(netgpu_sockq_send(NULL, &iov, 1, 0, 0, &bytes) == -EINVAL);
 	CHECK(bytes == 0);
@@ -311,6 +315,101 @@ static int fd_open(int fd)
 	return fcntl(fd, F_GETFD) >= 0;
 }
 
+/*
+ * The fake kernel's end of a ring: the header of the queue's memfd at
+ * @off, mapped a second time (the geometries above are one page).
+ */
+static struct netgpu_ring *kernel_end(int fd, uint64_t off)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		       (off_t)off);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* netgpu_*_info(): @ri is the geometry fake_geom() answered. */
+static int info_is(const struct netgpu_ring_info *ri, uint32_t entries,
+		   uint32_t entry_size, uint64_t off)
+{
+	return ri->geom.entries == entries &&
+	       ri->geom.entry_size == entry_size &&
+	       ri->geom.mmap_offset == off && ri->geom.mmap_size == 4096 &&
+	       !ri->pad;
+}
+
+/*
+ * The ring diagnostics: the geometry as answered, and the header's words
+ * as they are in the shared mapping now (what the kernel wrote behind
+ * the library's back included), not the library's cached indices.
+ */
+static void check_info(void)
+{
+	struct netgpu_ring *k, *kcq;
+	struct netgpu_ring_info ri;
+	struct netgpu_ifq *ifq = NULL;
+	struct netgpu_sockq *sq = NULL;
+	uint64_t c[4] = { 4096, 8192, 12288, 16384 };
+
+	netgpu__sys.ioctl = fake_ioctl;
+	CHECK(netgpu_ifq_bind(3, 0, 60, &ifq) == 0);
+	CHECK(netgpu_fill_info(ifq, NULL) == -EINVAL);
+	CHECK(netgpu_fill_info(ifq, &ri) == 0);
+	CHECK(info_is(&ri, 64, 8, NETGPU_OFF_FILL_RING));
+	CHECK(!ri.prod && !ri.cons && !ri.flags);
+	CHECK(netgpu_fill_submit(ifq, c, 4) == 4);
+	k = kernel_end(netgpu_ifq_fd(ifq), NETGPU_OFF_FILL_RING);
+	CHECK(k != NULL);
+	if (k) {
+		__atomic_store_n(&k->cons, 3, __ATOMIC_RELEASE);
+		__atomic_store_n(&k->flags, 0x5, __ATOMIC_RELAXED);
+		CHECK(netgpu_fill_info(ifq, &ri) == 0);
+		CHECK(ri.prod == 4 && ri.cons == 3 && ri.flags == 0x5);
+		/* ->prod: what the library published last. */
+		CHECK(netgpu_fill_submit(ifq, c, 4) == 4);
+		CHECK(netgpu_fill_info(ifq, &ri) == 0 && ri.prod == 8);
+		munmap(k, 4096);
+	}
+	netgpu_ifq_close(ifq);
+
+	/* A socket queue without a completion ring: no cq to report. */
+	CHECK(netgpu_sockq_attach(3, 4, 60, 0, &sq) == 0);
+	CHECK(netgpu_cq_info(sq, &ri) == -EINVAL);
+	CHECK(netgpu_rx_info(sq, NULL) == -EINVAL);
+	CHECK(netgpu_rx_info(sq, &ri) == 0);
+	CHECK(info_is(&ri, 64, sizeof(struct netgpu_rx_desc),
+		      NETGPU_OFF_RX_RING));
+	netgpu_sockq_close(sq);
+
+	CHECK(netgpu_sockq_attach(3, 4, 60, 5, &sq) == 0);
+	CHECK(netgpu_cq_info(sq, NULL) == -EINVAL);
+	CHECK(netgpu_cq_info(sq, &ri) == 0);
+	CHECK(info_is(&ri, 8, 8, NETGPU_OFF_COMPLETION_RING));
+	CHECK(!ri.prod && !ri.cons && !ri.flags);
+	k = kernel_end(netgpu_sockq_fd(sq), NETGPU_OFF_RX_RING);
+	kcq = kernel_end(netgpu_sockq_fd(sq), NETGPU_OFF_COMPLETION_RING);
+	CHECK(k && kcq);
+	if (k && kcq) {
+		/* Each ring its own header. */
+		__atomic_store_n(&k->prod, 7, __ATOMIC_RELEASE);
+		__atomic_store_n(&kcq->prod, 2, __ATOMIC_RELEASE);
+		__atomic_store_n(&kcq->flags, 0x80, __ATOMIC_RELAXED);
+		CHECK(netgpu_rx_info(sq, &ri) == 0);
+		CHECK(ri.prod == 7 && !ri.cons && !ri.flags);
+		CHECK(netgpu_cq_info(sq, &ri) == 0);
+		CHECK(ri.prod == 2 && !ri.cons && ri.flags == 0x80);
+		CHECK(netgpu_cq_peek(sq, c, 4) == 2 &&
+		      netgpu_cq_release(sq, 2) == 0);
+		CHECK(netgpu_cq_info(sq, &ri) == 0);
+		CHECK(ri.prod == 2 && ri.cons == 2);
+	}
+	if (k)
+		munmap(k, 4096);
+	if (kcq)
+		munmap(kcq, 4096);
+	netgpu_sockq_close(sq);
+	netgpu__sys.ioctl = NULL;
+}
+
 static void check_ioctls(void)
 {
 	struct netgpu_send_iov iov[2] = { { 4096, 10 }, { 8192, 20 } };
@@ -466,6 +565,7 @@ int main(void)
 		struct netgpu__sys saved = netgpu__sys;
 
 		check_ioctls();
+		check_info();
 		check_loop_bytes();
 		netgpu__sys = saved;
 	}
