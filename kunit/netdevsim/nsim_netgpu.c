@@ -307,6 +307,17 @@ static const char *ng_revents(short re)
 	return buf;
 }
 
+/*
+ * GET_STATS into a poisoned struct (the library's netgpu_get_stats()
+ * zeroes it, for its users): a counter the kernel does not write back
+ * shows as ~0, and the scenarios' sums and zero checks fail on it.
+ */
+static int ng_get_stats(int fd, struct netgpu_stats *st)
+{
+	memset(st, 0xff, sizeof(*st));
+	return ioctl(fd, NETGPU_IOCTL_GET_STATS, st) ? -errno : 0;
+}
+
 static void ng_print_stats(const char *what, const struct netgpu_stats *st)
 {
 	unsigned long long total = st->bufs_cache + st->bufs_nic +
@@ -335,13 +346,13 @@ static void ng_cmd_stats(struct ng *ng)
 	int err;
 
 	if (ng->ifq) {
-		err = netgpu_get_stats(netgpu_ifq_fd(ng->ifq), &st);
+		err = ng_get_stats(netgpu_ifq_fd(ng->ifq), &st);
 		if (err)
 			ng_reply("stats ifq: GET_STATS %s", ng_errname(-err));
 		else
 			ng_print_stats("ifq", &st);
 	}
-	err = netgpu_get_stats(ng->ctx_fd, &st);
+	err = ng_get_stats(ng->ctx_fd, &st);
 	if (err)
 		ng_reply("stats ctx: GET_STATS %s", ng_errname(-err));
 	else
@@ -577,10 +588,10 @@ static void ng_cmd_dead(struct ng *ng)
 	ng_reply("dead: %d of 5 ioctls failed with ENODEV", enodev);
 
 	/* Counters stay readable on a dead context and its queue. */
-	err = netgpu_get_stats(ng->ctx_fd, &st);
+	err = ng_get_stats(ng->ctx_fd, &st);
 	ng_reply("dead GET_STATS ctx: %s", ng_errname(-err));
 	if (ng->ifq) {
-		err = netgpu_get_stats(netgpu_ifq_fd(ng->ifq), &st);
+		err = ng_get_stats(netgpu_ifq_fd(ng->ifq), &st);
 		ng_reply("dead GET_STATS ifq: %s", ng_errname(-err));
 	}
 }
@@ -703,7 +714,11 @@ static int ng_setup(struct ng *ng)
 		return 1;
 	}
 	/* The geometry BIND_QUEUE wrote back, and the header now. */
-	netgpu_fill_info(ng->ifq, &ri);
+	ret = netgpu_fill_info(ng->ifq, &ri);
+	if (ret) {
+		printf("fill ring: %s\n", ng_errname(-ret));
+		return 1;
+	}
 	want = (sizeof(struct netgpu_ring) + NG_FILL_ENTRIES * sizeof(__u64) +
 		ng->page - 1) / ng->page * ng->page;
 	printf("bound queue %u fd %d fill entries %u entry_size %u mmap_offset 0x%llx mmap_size %llu\n",
@@ -1492,7 +1507,8 @@ static int ng_tx_reap(struct ng_tx *tx)
 	/* The ring has NG_TX_CQ_ENTRIES entries (ng_tx_attach()): all. */
 	n = netgpu_cq_peek(tx->sq, e, NG_TX_CQ_ENTRIES);
 	if (n < 0) {
-		netgpu_cq_info(tx->sq, &ri);
+		if (netgpu_cq_info(tx->sq, &ri))
+			memset(&ri, 0, sizeof(ri));
 		printf("completion ring: prod %u cons %u, more than %u entries\n",
 		       ri.prod, ri.cons, tx->cq_entries);
 		return -1;
@@ -1780,7 +1796,11 @@ static int ng_tx_attach(struct ng *ng, struct ng_tx *tx, int sock)
 		return 1;
 	}
 	/* The geometry ATTACH_SOCKET wrote back, and the header now. */
-	netgpu_cq_info(tx->sq, &ri);
+	ret = netgpu_cq_info(tx->sq, &ri);
+	if (ret) {
+		printf("completion ring: %s\n", ng_errname(-ret));
+		return 1;
+	}
 	printf("attached socket: fd %d completion entries %u entry_size %u mmap_offset 0x%llx mmap_size %llu\n",
 	       netgpu_sockq_fd(tx->sq), ri.geom.entries, ri.geom.entry_size,
 	       (unsigned long long)ri.geom.mmap_offset,
@@ -2007,7 +2027,7 @@ static int do_send(int argc, char **argv)
 	if (!ng_stop)
 		rc |= ng_tx_drain(&tx);
 
-	err = netgpu_get_stats(netgpu_sockq_fd(tx.sq), &st);
+	err = ng_get_stats(netgpu_sockq_fd(tx.sq), &st);
 	if (err) {
 		printf("GET_STATS: %s\n", ng_errname(-err));
 		rc = 1;

@@ -327,7 +327,12 @@ static int rx_fill(struct rx *rx, const uint64_t *addrs, unsigned int n)
 		}
 	}
 	/* All @n: netgpu_fill_nb_free() said they fit. */
-	netgpu_fill_submit(rx->ifq, addrs, n);
+	room = netgpu_fill_submit(rx->ifq, addrs, n);
+	if (room != (int)n) {
+		fprintf(stderr, "netgpu-rx: fill ring: %s\n",
+			room < 0 ? strerror(-room) : "submitted part of a batch");
+		return -1;
+	}
 	return 0;
 }
 
@@ -719,20 +724,27 @@ static int rx_check_urefs(struct rx *rx)
 	/*
 	 * Nothing is submitted any more: the entries pending can only get
 	 * fewer, max of them is room enough.  An impossible ring index
-	 * (-EPROTO): nothing to check either.
+	 * (-EPROTO) is the kernel's bug: said, and the stream fails.
 	 */
 	max = netgpu_fill_pending(rx->ifq, NULL, 0);
-	if (max < 0)
-		return 0;
+	if (max < 0) {
+		fprintf(stderr, "netgpu-rx: fill ring: %s\n", strerror(-max));
+		return 1;
+	}
 	pend = calloc(max + 1, sizeof(*pend));
 	if (!pend)
 		return 0;
 	/* The stats of the moment the entries were pending: a stable ->cons. */
 	for (tries = 0; tries < 10; tries++) {
 		n = netgpu_fill_pending(rx->ifq, pend, max);
+		if (n < 0) {
+			fprintf(stderr, "netgpu-rx: fill ring: %s\n",
+				strerror(-n));
+			free(pend);
+			return 1;
+		}
 		/* The queue gone (a device unplugged): nothing to check. */
-		if (n < 0 ||
-		    netgpu_get_stats(netgpu_ifq_fd(rx->ifq), &st) < 0) {
+		if (netgpu_get_stats(netgpu_ifq_fd(rx->ifq), &st) < 0) {
 			free(pend);
 			return 0;
 		}
@@ -862,6 +874,12 @@ int main(int argc, char **argv)
 	signal(SIGTERM, rx_on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
+	/*
+	 * The heap grown before the filter: the library's small allocations
+	 * at bind and attach then make no syscall, so an injected ENOMEM
+	 * is always the kernel's netgpu path refusing, not brk's.
+	 */
+	free(malloc(1 << 16));
 	if (make_it_fail && rx_make_it_fail())
 		return rx_die("/proc/self/make-it-fail");
 	ret = rx_setup(&rx);
