@@ -443,7 +443,13 @@ static int rx_drain(struct rx *rx)
 	return ret;
 }
 
-/* Bytes in ordinary memory the kernel left in the socket. */
+/*
+ * Bytes in ordinary memory the kernel left in the socket.  EFAULT is
+ * recv() meeting netgpu's unreadable frags at the head of the queue:
+ * nothing to copy now, they come through RECV.  A kernel that refused
+ * readable bytes this way would lose them: the stream ends short and
+ * fails on its byte count.
+ */
 static int rx_recv(struct rx *rx)
 {
 	static unsigned char buf[65536];
