@@ -125,13 +125,39 @@ torture: pristine
 torture-report:
 	@scripts/torture-report
 
+# The torture shards as LAVA jobs, run by Debian's lava-dispatcher on
+# this machine (lava-run, no server): CAMPAIGN= SEED= DURATION= JOBS=
+# KIMG= as make torture; LAVA_URL= writes the jobs for a server instead.
+# The dispatcher is installed here only (scripts/deps lava), not by make
+# check.  Shards and merged report in build/torture-lava/ (fault/README.md,
+# "Campaigns on LAVA").
+torture-lava: pristine
+	@scripts/deps lava
+	@TORTURE_BOOT=lava scripts/torture
+
+# make torture and make torture-lava of the same shards, compared.
+torture-lava-compare:
+	@scripts/torture-compare $(OUT)/torture $(OUT)/torture-lava
+
+# The LAVA side of a shard without a boot: a recorded console of make
+# torture (REPLAY=, default build/torture/smoke-1/console.log) played
+# back by fault/lava/stub-qemu under lava-run; the report must come out
+# the same (seconds; needs root, as lava-run does).
+torture-lava-replay: pristine
+	@scripts/deps lava
+	@TORTURE_BOOT=lava LAVA_QEMU=$(CURDIR)/fault/lava/stub-qemu \
+		STUB_REPLAY=$(abspath $(or $(REPLAY),$(OUT)/torture/smoke-1/console.log)) \
+		TORTURE_DIR=$(OUT)/torture-lava-replay \
+		KIMG=$(or $(KIMG),$(OUT)/kunit.bzImage) scripts/torture; \
+	scripts/torture-compare $(OUT)/torture $(OUT)/torture-lava-replay
+
 # The in-kernel campaign over the control path (fault/netgpu_torture.c):
 # SEED= DURATION_MS= FAIL_PERMILLE= CONTROL_THREADS= LOOKUP_THREADS=
 # REVOKE_MS= (scripts/torture-control).
 torture-control: stage
 	@scripts/torture-control
 
-.PHONY: torture torture-report torture-control
+.PHONY: torture torture-report torture-control torture-lava torture-lava-compare torture-lava-replay
 
 # GCOV kernel, all suites, lcov + genhtml into coverage/html/; enforces coverage/threshold.
 coverage: stage
