@@ -671,6 +671,43 @@ case_netgpu_rx_dmabuf() {
 	return $ktap_fail
 }
 
+# libnetgpu against the kernel: its example (tools/lib/netgpu/examples/
+# udmabuf-rx.c, built as the README builds it) receives B's stream into a
+# udmabuf through the library's calls and receive loop alone: every byte
+# accounted (zero copy or copied by the kernel), most of them zero copy,
+# nothing left behind.  The bytes themselves are netgpu-rx's to check
+# (built on the same library, above).
+case_libnetgpu_example() {
+	local port rc src zc cp
+	echo 1 > $A_DFS/rx_split
+	rm -f /tmp/example.out
+	( ex_a timeout 120 /guest/udmabuf-rx "$IF_A" $PORT ) > /tmp/example.out 2>&1 &
+	NGRX_BG=$!
+	# It says nothing until the end: listening is A's tcp6 table's.
+	port=$(printf '%04X' $PORT)
+	for rc in $(seq 100); do
+		in_a grep -q ":$port 0\{32\}:0000 0A" /proc/net/tcp6 && break
+		usleep 50000
+	done
+	in_b timeout 300 "$NSIM_TCP" send $A_IP $PORT "$RX_BYTES" $((SEED + 45)) > /tmp/send.out 2>&1
+	src=$?
+	ktap_diag "libnetgpu_example: $(cat /tmp/send.out) (exit $src)"
+	[ $src -eq 0 ] || kill "$NGRX_BG" 2>/dev/null
+	wait "$NGRX_BG"
+	rc=$?
+	diag_file libnetgpu_example /tmp/example.out
+	zc=$(sed -n 's/^udmabuf-rx: \([0-9]*\) bytes zero copy, \([0-9]*\) copied$/\1/p' /tmp/example.out)
+	cp=$(sed -n 's/^udmabuf-rx: \([0-9]*\) bytes zero copy, \([0-9]*\) copied$/\2/p' /tmp/example.out)
+	ktap_check "the example sent $RX_BYTES bytes and exited 0 (sender $src, example $rc)" \
+		test $src -eq 0 -a $rc -eq 0
+	ktap_check "its receive loop accounted every byte (${zc:-?} zero copy + ${cp:-?} copied)" \
+		test "$((${zc:-0} + ${cp:-0}))" -eq "$RX_BYTES"
+	ktap_check "most of them zero copy" test "${zc:-0}" -gt $((RX_BYTES / 2))
+	ktap_check "no page pool left behind" ngrx_pools_gone
+	ktap_check "no dma-buf left" no_dmabufs
+	return $ktap_fail
+}
+
 # The memory taken back mid-stream (NETGPU_MEM_IOCTL_REMOVE_REGION while
 # the queue is bound and data flows): the queue stops (its fd reports
 # POLLHUP), what the NIC already wrote still arrives as descriptors, the
@@ -1154,7 +1191,7 @@ if [ -n "${nsim_bench:-}" ]; then
 	exit
 fi
 
-ktap_begin netdevsim_rx 29
+ktap_begin netdevsim_rx 30
 nsim_case netdevsim_rx_setup case_setup
 nsim_case netdevsim_rx_tcp_plain case_tcp_plain
 nsim_case netdevsim_rx_tcp_split case_tcp_split
@@ -1172,6 +1209,7 @@ nsim_case netdevsim_rx_netgpu_updown case_netgpu_updown
 nsim_case netdevsim_rx_netgpu_unbind case_netgpu_unbind
 nsim_case netdevsim_rx_netgpu_rx_host case_netgpu_rx_host
 nsim_case netdevsim_rx_netgpu_rx_dmabuf case_netgpu_rx_dmabuf
+nsim_case netdevsim_rx_libnetgpu_example case_libnetgpu_example
 nsim_case netdevsim_rx_netgpu_rx_hostile case_netgpu_rx_hostile
 nsim_case netdevsim_rx_netgpu_rx_remove case_netgpu_rx_remove
 nsim_case netdevsim_rx_netgpu_fuzz case_netgpu_fuzz
