@@ -514,13 +514,33 @@ stream() {
 	fi
 }
 
+# A worker's streams: until the campaign's time is up, or exactly
+# C_STREAMS of them (streams = N: what each stream is, and so the
+# operations, follow from the seed alone, however fast the host).
+more_streams() {
+	if [ "${C_STREAMS:-0}" -gt 0 ]; then
+		[ "$1" -lt "$C_STREAMS" ]
+	else
+		[ "$(now)" -lt "$END" ]
+	fi
+}
+
 worker() {
 	local i=$1 k=0
 	RANDOM=$((C_SEED * 16 + i + 1))
-	while [ "$(now)" -lt "$END" ]; do
+	while more_streams $k; do
 		k=$((k + 1))
 		stream "$i" "$k"
 	done
+}
+
+# Whether a worker is still making streams.
+workers_alive() {
+	local p
+	for p in $WORKERS; do
+		kill -0 "$p" 2>/dev/null && return 0
+	done
+	return 1
 }
 
 fuzzer() {
@@ -584,7 +604,7 @@ case_traffic() {
 	START=$(now)
 	END=$((START + C_DURATION))
 	CHECKPOINTS=0
-	ktap_diag "campaign $C_NAME seed $C_SEED duration $C_DURATION s: $C_PAIRS pairs, streams up to $C_STREAM_BYTES bytes, faults: ${C_FAULTS:-none}"
+	ktap_diag "campaign $C_NAME seed $C_SEED duration $C_DURATION s: $C_PAIRS pairs,$([ "${C_STREAMS:-0}" -gt 0 ] && echo " $C_STREAMS streams per pair,") streams up to $C_STREAM_BYTES bytes, faults: ${C_FAULTS:-none}"
 	faults_on
 	[ "$C_FUZZ_PROCS" -gt 0 ] && { fuzzer & FUZZ_BG=$!; }
 	WORKERS=
@@ -592,9 +612,11 @@ case_traffic() {
 		worker "$i" &
 		WORKERS="$WORKERS $!"
 	done
-	# Progress and a checkpoint every 10 s of guest time, on the mark.
+	# Progress and a checkpoint every 10 s of guest time, on the mark,
+	# until the time is up (or, with C_STREAMS, the workers are done).
 	next=$START
-	while [ "$(now)" -lt "$END" ]; do
+	while if [ "${C_STREAMS:-0}" -gt 0 ]; then workers_alive
+	      else [ "$(now)" -lt "$END" ]; fi; do
 		next=$((next + 10))
 		while [ "$(now)" -lt "$next" ]; do sleep 1; done
 		progress
