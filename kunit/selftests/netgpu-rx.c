@@ -791,6 +791,7 @@ int main(int argc, char **argv)
 		.mem_fd = -1, .ctx_fd = -1,
 	};
 	int c, ret, make_it_fail = 0;
+	void *volatile heap;
 	double t0, c0;
 
 	while ((c = getopt_long(argc, argv, "i:q:l:c:p:m:s:n:v:r:t:h", opts,
@@ -885,7 +886,8 @@ int main(int argc, char **argv)
 	 * at bind and attach then make no syscall, so an injected ENOMEM
 	 * is always the kernel's netgpu path refusing, not brk's.
 	 */
-	free(malloc(1 << 16));
+	heap = malloc(1 << 16);	/* volatile: not elided with its free() */
+	free(heap);
 	if (make_it_fail && rx_make_it_fail())
 		return rx_die("/proc/self/make-it-fail");
 	ret = rx_setup(&rx);
