@@ -528,17 +528,20 @@ more_streams() {
 worker() {
 	local i=$1 k=0
 	RANDOM=$((C_SEED * 16 + i + 1))
+	rm -f $W/worker-$i.done
 	while more_streams $k; do
 		k=$((k + 1))
 		stream "$i" "$k"
 	done
+	touch $W/worker-$i.done
 }
 
-# Whether a worker is still making streams.
+# Whether a worker is still making streams (by the file each leaves at
+# its end: kill -0 would also find one exited but not yet reaped).
 workers_alive() {
-	local p
-	for p in $WORKERS; do
-		kill -0 "$p" 2>/dev/null && return 0
+	local i
+	for i in $(seq 0 $((C_PAIRS - 1))); do
+		[ -f $W/worker-$i.done ] || return 0
 	done
 	return 1
 }
