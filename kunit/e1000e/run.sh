@@ -337,27 +337,45 @@ rx_drop() {
 # needs to hand the device its first sixteen (it writes the tail when it
 # fills the first descriptor of the next group) must not bind: before
 # the fix, the restart reported success and the ring had nothing posted,
-# so A received nothing until the unbind.  netgpu with 8 buffers (8
-# pages; one page per descriptor at MTU 1500).
+# so A received nothing until the unbind.  netgpu-rx with 16 and with 17
+# pages of host memory, one buffer per descriptor at MTU 1500:
+# - e1000_queue_mem_alloc() takes E1000_RXQ_MIN_FILLED (17) buffers from
+#   the new pool, then puts them back.  The pool's first allocation finds
+#   its cache and ring empty and calls netgpu's alloc_netmems, which
+#   moves every buffer of the free list (up to 64) into the cache; the
+#   rest come from the cache.  netgpu keeps none back (a host region's
+#   copies come from the same free list, and nothing is copied before a
+#   bind), so 16 pages fail the 17th allocation: ENOMEM.  17 pass; their
+#   puts go to the pool's ring, whose bulk refill of the cache hands all
+#   of them to the refill of ndo_queue_start: 17 descriptors filled, the
+#   tail written at the 17th, descriptors 0-15 posted.  17 is the fewest
+#   that binds.
+# - With 17 the ring never posts a second group: the refill must first
+#   fill descriptors 17-32, and the buffer of a packet with headers only
+#   (SYN, the handshake's ACK, FIN) stays in its descriptor until the ring
+#   comes round.  So the stream is one that the first sixteen hold: 8 KiB
+#   is 6 segments of at most 1448 bytes, with SYN, ACK and FIN 9
+#   descriptors.
 case_bind_dry() {
-	local bufs
-	if ng_start /tmp/ngd.out /tmp/ngd.cmd 8 60; then
-		ng_cmd stats
-		bufs=$(ng_stat ifq bufs_nic)
-		( in_b timeout 20 "$NSIM_TCP" send $A_IP $PORT 65536 $((SEED + 60)) ) \
-			> /dev/null 2>&1
-		ng_cmd unbind
-		ng_cmd quit
-		wait "$NG_BG"
-		ktap_check "(dry) netgpu with 8 buffers refused (it bound, bufs_nic $bufs)" false
+	local bytes=8192 kib=68	# 17 pages of 4 KiB
+	if ngrx_start e1000e_rx_dry16 -n $bytes -v $((SEED + 60)) -t 20 \
+		-m host --pages 16; then
+		kill "$NGRX_BG"
+		ngrx_end e1000e_rx_dry16
+		ktap_check "(dry) netgpu-rx with 16 buffers refused (it bound)" false
 	else
-		diag_file netgpu /tmp/ngd.out
-		ktap_check "(dry) netgpu with 8 buffers refused with ENOMEM (patches/0016)" \
-			grep -q 'BIND_QUEUE queue 0: ENOMEM' /tmp/ngd.out
+		wait "$NGRX_BG"
+		ktap_check "(dry) netgpu-rx with 16 buffers refused with ENOMEM (patches/0016)" \
+			grep -q '^netgpu-rx: NETGPU_CTX_IOCTL_BIND_QUEUE: Cannot allocate memory$' /tmp/ngrx.out
 	fi
+	ktap_check "(dry) no page pool left behind" ngrx_pools_gone
 	ktap_check "(dry) A receives after the refused bind" \
 		transfer after_dry $((SMALL / 4)) $((SEED + 61))
-	ktap_check "(dry) no page pool left behind" ngrx_pools_gone
+	ktap_check "(dry) netgpu-rx with 17 buffers binds and receives $bytes bytes into them, every byte checked" \
+		e1k_ngrx e1000e_rx_dry17 $bytes $((SEED + 62)) -m host --pages 17
+	ktap_check "(dry) the 17 buffers were its whole region ($kib KiB)" \
+		grep -q "^netgpu-rx: bound $IF_A rx queue 0, $kib KiB of host memory$" /tmp/ngrx.out
+	ktap_check "(dry) unbound at its exit, no page pool left behind" ngrx_pools_gone
 	return $ktap_fail
 }
 

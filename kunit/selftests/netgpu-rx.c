@@ -78,7 +78,7 @@ struct rx {
 	const char *ifname, *connect, *port, *drm_dev;
 	enum rx_mem mem;
 	enum rx_hostile hostile;
-	size_t mib, copy_mib;
+	size_t mib, copy_mib, pages;
 	uint64_t bytes, seed, remove_at;
 	int verify, queue, timeout, quiet, removed;
 	uint32_t rx_entries;
@@ -124,6 +124,7 @@ static const char rx_help_text[] =
 "                        e.g. vgem; dma-bufs are read back through their\n"
 "                        own mmap(), never written by the kernel's CPU\n"
 "  -s, --size MIB        memory to register (default 64)\n"
+"      --pages N         register N pages instead of --size MiB\n"
 "      --copy-mib MIB    with a dma-buf: host memory for the bytes that\n"
 "                        arrive in ordinary memory (default 0: those are\n"
 "                        read with recv())\n"
@@ -554,7 +555,7 @@ static int rx_socket(struct rx *rx)
  */
 static int rx_setup(struct rx *rx)
 {
-	size_t len = rx->mib << 20;
+	size_t len = rx->pages ? rx->pages * rx->page : rx->mib << 20;
 	unsigned int ifindex;
 	uint32_t entries;
 	int queue, err;
@@ -595,8 +596,8 @@ static int rx_setup(struct rx *rx)
 	if (err)
 		return rx_fail("NETGPU_CTX_IOCTL_BIND_QUEUE", err);
 	if (!rx->quiet)
-		printf("netgpu-rx: bound %s rx queue %u, %zu MiB of %s\n",
-		       rx->ifname, netgpu_ifq_queue_id(rx->ifq), rx->mib,
+		printf("netgpu-rx: bound %s rx queue %u, %zu KiB of %s\n",
+		       rx->ifname, netgpu_ifq_queue_id(rx->ifq), len >> 10,
 		       rx->mem == RX_HOST ? "host memory" :
 		       rx->mem == RX_UDMABUF ? "udmabuf" : rx->drm_dev);
 	fflush(stdout);
@@ -782,7 +783,7 @@ int main(int argc, char **argv)
 		{ "copy-mib", 1, NULL, 'C' }, { "drm-dev", 1, NULL, 'D' },
 		{ "hostile", 1, NULL, 'H' }, { "quiet", 0, NULL, 'Q' },
 		{ "remove-region", 1, NULL, 'R' },
-		{ "make-it-fail", 0, NULL, 'F' },
+		{ "make-it-fail", 0, NULL, 'F' }, { "pages", 1, NULL, 'P' },
 		{}
 	};
 	struct rx rx = {
@@ -817,6 +818,9 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			rx.copy_mib = strtoull(optarg, NULL, 0);
+			break;
+		case 'P':
+			rx.pages = strtoull(optarg, NULL, 0);
 			break;
 		case 'D':
 			rx.drm_dev = optarg;
