@@ -16,6 +16,7 @@
  *   nsim_netgpu send <ifname> <IPv4 or IPv6 address> <port> <bytes> <seed>
  *		<host|udmabuf|remove|copy|msgzc> [<region MiB, default 8>]
  *   nsim_netgpu netem <ifname> <loss in 1/10000, 0 deletes it>
+ *   nsim_netgpu memcg <ifname> <cgroup dir> <limit KiB> <adds> <slack KiB>
  *
  * bind: registers <pages> pages of anonymous host memory
  * (/dev/netgpu_mem), attaches <ifname> and the region to a context
@@ -67,6 +68,23 @@
  * counts folded first) must be what they were: an error path that
  * forgets a pinned folio leaves one out.  Prints each leak and
  * "udmabuf-sweep: faults=N leaked=N"; exit 0 if nothing leaked.
+ *
+ * memcg: what netgpu charges to the caller's memory cgroup, run as the
+ * only process of <cgroup dir> (cgroup2, memory controller on), from
+ * its memory.current.  Prints the cgroup it is in, then
+ *   nsim_netgpu: memcg ring: entries=<n> bytes=<n> before=<n> with=<n>
+ *             after=<n>
+ * around ATTACH_SOCKET of a TCP connection over 127.0.0.1 with the
+ * largest rx ring (NETGPU_QUEUE_MAX_ENTRIES; a context of <ifname>):
+ * before it, while it exists, once it is closed; and
+ *   nsim_netgpu: memcg regions: limit=<bytes> adds=<n> errno=<name>
+ *             before=<n> at_end=<n> after=<n>
+ * around one udmabuf of a page added to one area as a region again and
+ * again, with memory.max set to <limit KiB> above memory.current: the
+ * adds made before one failed (errno, "none" after <adds> of them),
+ * the figure then, and once the area is closed.  "after" is read once
+ * it is at most <slack KiB> above "before", or after 10 s.  memory.max
+ * is "max" again at the end.  Exit 0 if every step could be made.
  *
  * send: zero-copy transmit (NETGPU_SOCKQ_IOCTL_SEND) of <bytes> of the
  * nsim_tcp stream of <seed>, which `nsim_tcp recv <port> <bytes> <seed>`
@@ -1420,6 +1438,216 @@ static int do_udmabuf_sweep(int argc, char **argv)
 	return leaked || n == 10000 ? 1 : 0;
 }
 
+/* ===== memcg: netgpu's kernel memory charged to the caller's cgroup ===== */
+
+#define NG_MEMCG_ADDR		(1ULL << 44)	/* every region's address */
+#define NG_MEMCG_SETTLE_MS	10000	/* for the charges of a close to go */
+
+/* The number in the cgroup file open at @fd (memory.current), or -1. */
+static long long ng_cg_get(int fd)
+{
+	char buf[32];
+	ssize_t n;
+
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strtoll(buf, NULL, 10);
+}
+
+/* memory.max (open at @fd): @max bytes, no limit if negative; 0 or -1. */
+static int ng_cg_set_max(int fd, long long max)
+{
+	char buf[32];
+	int len;
+
+	if (max < 0)
+		len = snprintf(buf, sizeof(buf), "max");
+	else
+		len = snprintf(buf, sizeof(buf), "%lld", max);
+	return pwrite(fd, buf, len, 0) == len ? 0 : -1;
+}
+
+/*
+ * memory.current once it is @target or less (what a close freed may go
+ * in a work item or after a grace period), or as it is after
+ * NG_MEMCG_SETTLE_MS.
+ */
+static long long ng_cg_settle(int fd, long long target)
+{
+	long long t0 = ng_now_ms(), cur;
+
+	while ((cur = ng_cg_get(fd)) > target &&
+	       ng_now_ms() - t0 < NG_MEMCG_SETTLE_MS)
+		ng_sleep_ms(50);
+	return cur;
+}
+
+/*
+ * A TCP connection over 127.0.0.1: @fds[0] the connecting end, @fds[1]
+ * the accepted one (ATTACH_SOCKET takes no socket that is unconnected).
+ * 0, or -1 with errno set.
+ */
+static int ng_loopback_pair(int *fds)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t salen = sizeof(sa);
+	int lsn;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lsn = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lsn < 0)
+		return -1;
+	if (bind(lsn, (struct sockaddr *)&sa, sizeof(sa)) || listen(lsn, 1) ||
+	    getsockname(lsn, (struct sockaddr *)&sa, &salen))
+		return -1;
+	fds[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fds[0] < 0 || connect(fds[0], (struct sockaddr *)&sa, sizeof(sa)))
+		return -1;
+	fds[1] = accept(lsn, NULL, NULL);
+	close(lsn);
+	return fds[1] < 0 ? -1 : 0;
+}
+
+/* The largest rx ring, attached then closed (memory.current open at @cur). */
+static int ng_memcg_ring(int ctx, int cur, long long slack)
+{
+	long long before, with, after;
+	struct netgpu_ring_info ri;
+	struct netgpu_sockq *sq;
+	int fds[2], err;
+
+	if (ng_loopback_pair(fds))
+		return perror("nsim_netgpu: TCP over 127.0.0.1"), 1;
+	before = ng_cg_get(cur);
+	err = netgpu_sockq_attach(ctx, fds[0], NETGPU_QUEUE_MAX_ENTRIES, 0,
+				  &sq);
+	if (err) {
+		printf("memcg ATTACH_SOCKET: %s\n", ng_errname(-err));
+		return 1;
+	}
+	with = ng_cg_get(cur);
+	/* The geometry ATTACH_SOCKET wrote back: what was allocated. */
+	netgpu_rx_info(sq, &ri);
+	netgpu_sockq_close(sq);
+	after = ng_cg_settle(cur, before + slack);
+	printf("nsim_netgpu: memcg ring: entries=%u bytes=%llu before=%lld with=%lld after=%lld\n",
+	       ri.geom.entries, (unsigned long long)ri.geom.mmap_size, before,
+	       with, after);
+	close(fds[0]);
+	close(fds[1]);
+	return 0;
+}
+
+/*
+ * A udmabuf of a page added to one area until an add fails or @max_adds
+ * are made, with memory.max (open at @max) @limit bytes above
+ * memory.current (open at @cur); then the area closed.
+ */
+static int ng_memcg_regions(int cur, int max, long long limit,
+			    unsigned long max_adds, long long slack)
+{
+	struct udmabuf_create uc = { .flags = UDMABUF_FLAGS_CLOEXEC };
+	long long before, at_end, after;
+	int memfd, dev, dmabuf, area, id = 0;
+	unsigned long adds;
+
+	uc.size = sysconf(_SC_PAGESIZE);
+	memfd = ng_memfd("nsim_netgpu memcg", uc.size);
+	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (memfd < 0 || dev < 0)
+		return perror("nsim_netgpu: memfd, /dev/udmabuf"), 1;
+	uc.memfd = memfd;
+	dmabuf = ioctl(dev, UDMABUF_CREATE, &uc);
+	close(dev);
+	if (dmabuf < 0)
+		return perror("nsim_netgpu: UDMABUF_CREATE"), 1;
+	area = netgpu_area_open();
+	if (area < 0) {
+		printf("open /dev/netgpu_mem: %s\n", ng_errname(-area));
+		return 1;
+	}
+	/*
+	 * A page fault of this process at the limit could not be charged,
+	 * the OOM killer has no one to kill, and the fault would be
+	 * retried for ever: everything it maps is in memory and locked
+	 * before the limit is set, and nothing is printed until it is gone.
+	 */
+	if (mlockall(MCL_CURRENT))
+		return perror("nsim_netgpu: mlockall"), 1;
+	before = ng_cg_get(cur);
+	if (before < 0 || ng_cg_set_max(max, before + limit))
+		return perror("nsim_netgpu: memory.current, memory.max"), 1;
+	for (adds = 0; adds < max_adds; adds++) {
+		id = netgpu_area_add_dmabuf(area, dmabuf, NG_MEMCG_ADDR,
+					    uc.size);
+		if (id < 0)
+			break;
+	}
+	if (ng_cg_set_max(max, -1))
+		return perror("nsim_netgpu: memory.max"), 1;
+	munlockall();
+	at_end = ng_cg_get(cur);
+	close(area);
+	after = ng_cg_settle(cur, before + slack);
+	printf("nsim_netgpu: memcg regions: limit=%lld adds=%lu errno=%s before=%lld at_end=%lld after=%lld\n",
+	       limit, adds, id < 0 ? ng_errname(-id) : "none", before, at_end,
+	       after);
+	close(dmabuf);
+	close(memfd);
+	return 0;
+}
+
+static int do_memcg(int argc, char **argv)
+{
+	long long limit, slack;
+	unsigned long max_adds;
+	int ifindex, ctx, cur, max, rc;
+	char path[512];
+	FILE *f;
+
+	if (argc != 7)
+		return 2;
+	ifindex = if_nametoindex(argv[2]);
+	if (!ifindex)
+		return perror("nsim_netgpu: if_nametoindex"), 2;
+	limit = strtoll(argv[4], NULL, 0) << 10;
+	max_adds = strtoul(argv[5], NULL, 0);
+	slack = strtoll(argv[6], NULL, 0) << 10;
+	/* The cgroup2 line: "0::<path>". */
+	f = fopen("/proc/self/cgroup", "r");
+	while (f && fgets(path, sizeof(path), f))
+		if (!strncmp(path, "0::", 3))
+			printf("nsim_netgpu: memcg in %s", path);
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/memory.current", argv[3]);
+	cur = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/memory.max", argv[3]);
+	max = open(path, O_WRONLY | O_CLOEXEC);
+	if (cur < 0 || max < 0)
+		return perror("nsim_netgpu: memory.current, memory.max"), 1;
+
+	ctx = netgpu_ctx_open();
+	if (ctx < 0) {
+		printf("open /dev/netgpu: %s\n", ng_errname(-ctx));
+		return ctx == -ENOENT ? 3 : 1;
+	}
+	rc = netgpu_ctx_attach_dev(ctx, ifindex);
+	if (rc) {
+		printf("ATTACH_DEV ifindex %d: %s\n", ifindex, ng_errname(-rc));
+		return 1;
+	}
+	rc = ng_memcg_ring(ctx, cur, slack);
+	close(ctx);
+	if (!rc)
+		rc = ng_memcg_regions(cur, max, limit, max_adds, slack);
+	close(max);
+	close(cur);
+	return rc;
+}
+
 /* ===== send: the nsim_tcp stream sent zero copy from a region ===== */
 
 #define NG_TX_SLOT		(256 * 1024)	/* bytes of the region a slot */
@@ -2150,6 +2378,7 @@ static int usage(void)
 		"       nsim_netgpu udmabuf-sweep <pages>\n"
 		"       nsim_netgpu send <ifname> <address> <port> <bytes> <seed> <host|udmabuf|remove|copy|msgzc> [<region MiB>]\n"
 		"       nsim_netgpu netem <ifname> <loss in 1/10000, 0 deletes it>\n"
+		"       nsim_netgpu memcg <ifname> <cgroup dir> <limit KiB> <adds> <slack KiB>\n"
 		"bind commands (\"<n> <command>\" lines): check <seed> <bytes>, stats,\n"
 		"ring, poll, bind2, dead, unbind, quit\n");
 	return 2;
@@ -2175,6 +2404,8 @@ int main(int argc, char **argv)
 		rc = do_send(argc, argv);
 	else if (argc > 1 && !strcmp(argv[1], "netem"))
 		rc = do_netem(argc, argv);
+	else if (argc > 1 && !strcmp(argv[1], "memcg"))
+		rc = do_memcg(argc, argv);
 	if (rc == 2 || rc < 0)
 		return usage();
 	printf("nsim_netgpu: exit %d\n", rc);

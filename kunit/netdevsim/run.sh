@@ -23,6 +23,9 @@
 # refused; a sender killed mid-stream leaves nothing pinned once the
 # stack lets its last skbs go.
 #
+# The memory cgroup: a large rx ring and regions added until memory.max
+# are charged to the group of their user, and given back at the close.
+#
 # Parameters (kernel command line, name=value): nsim_bytes (default
 # 4194304), nsim_seed (default 1), nsim_netgpu_bytes (default 32768, a
 # multiple of 8:
@@ -1160,6 +1163,89 @@ case_udmabuf_fail_nth() {
 	return $ktap_fail
 }
 
+# Review 2, L4: the kernel memory netgpu allocates for a user is charged
+# to the user's memory cgroup.  nsim_netgpu memcg runs alone in a child
+# group of cgroup2 with the memory controller, in A's namespace (a
+# context of $IF_A, a TCP connection over A's 127.0.0.1), and reports the
+# group's memory.current around two things:
+# - ATTACH_SOCKET with the largest rx ring (NETGPU_QUEUE_MAX_ENTRIES,
+#   2^20 entries of 16 bytes: 16 MiB and a page): memory.current rises by
+#   the ring's size while it exists, and falls back once it is closed;
+# - one udmabuf added to one area as a region again and again (the area
+#   takes duplicates), with memory.max MEMCG_LIMIT KiB above
+#   memory.current: each region (its struct, its xarray slot) is
+#   charged, so an add fails with ENOMEM, within MEMCG_LIMIT KiB / 64
+#   bytes adds (a region's struct alone is larger: two mutexes, two work
+#   items); closing the area gives all of it back.
+# An uncharged ring rises by its page array and page tables only; with
+# uncharged region structs the adds reach the bound without ENOMEM (the
+# xarray's nodes, charged too, are a node per 64 slots: some 10-20 bytes
+# an add).  memory.current also counts what memcg's per-CPU stocks hold
+# ahead, up to 64 pages a CPU: each comparison allows that (slack).  An
+# add that cannot be charged calls the OOM killer, which finds the tool
+# exempt (oom_score_adj -1000), prints its report ("no killable
+# processes") on the console, and the add fails.
+CG_ROOT=/sys/fs/cgroup
+CG_NAME=netgpu_memcg
+CG=$CG_ROOT/$CG_NAME
+MEMCG_LIMIT=4096
+
+# memcg_group: cgroup2 at $CG_ROOT (mounted if need be), the memory
+# controller on for its children, the group $CG.
+memcg_group() {
+	[ -f $CG_ROOT/cgroup.controllers ] ||
+		mount -t cgroup2 none $CG_ROOT || return 1
+	grep -qw memory $CG_ROOT/cgroup.controllers &&
+		echo +memory > $CG_ROOT/cgroup.subtree_control &&
+		mkdir -p $CG && test -f $CG/memory.current
+}
+
+# memcg_field <ring|regions> <name>: a figure of the tool's report, -1
+# without it.
+memcg_field() {
+	local v
+	v=$(sed -n "s/^nsim_netgpu: memcg $1:.* $2=\([0-9A-Za-z-]*\).*/\1/p" /tmp/memcg.out)
+	echo "${v:--1}"
+}
+
+case_memcg() {
+	local slack adds rc bytes b w a n err e
+	ktap_check "memcg: cgroup2, the memory controller on, group $CG" \
+		memcg_group || return 1
+	slack=$((($(grep -c ^processor /proc/cpuinfo) + 1) * 256))
+	adds=$((MEMCG_LIMIT * 1024 / 64))
+	# The shell moves itself into the group, then execs the tool
+	# (nsenter execs it too): the tool is the group's only process.
+	sh -c "echo \$\$ > $CG/cgroup.procs && echo -1000 > /proc/self/oom_score_adj && exec nsenter -t $PID_A -n $NSIM_NETGPU memcg $IF_A $CG $MEMCG_LIMIT $adds $slack" \
+		> /tmp/memcg.out 2>&1
+	rc=$?
+	diag_file memcg /tmp/memcg.out
+	ktap_check "memcg: nsim_netgpu memcg ran in $CG (exit $rc)" \
+		sh -c "[ $rc -eq 0 ] && grep -q '^nsim_netgpu: memcg in 0::/$CG_NAME\$' /tmp/memcg.out"
+
+	bytes=$(memcg_field ring bytes) b=$(memcg_field ring before)
+	w=$(memcg_field ring with) a=$(memcg_field ring after)
+	ktap_check "memcg: a $(memcg_field ring entries)-entry rx ring ($bytes bytes) charged while it exists: memory.current +$((w - b)), at least its size less $slack KiB" \
+		test "$bytes" -gt 0 -a $((w - b)) -ge $((bytes - slack * 1024))
+	ktap_check "memcg: given back at its close: memory.current $a, at most $slack KiB above the $b before" \
+		test "$a" -ge 0 -a "$a" -le $((b + slack * 1024))
+
+	n=$(memcg_field regions adds) err=$(memcg_field regions errno)
+	b=$(memcg_field regions before) e=$(memcg_field regions at_end)
+	a=$(memcg_field regions after)
+	ktap_check "memcg: one udmabuf added as a region until ENOMEM ($err) after $n adds, fewer than $adds, memory.max $MEMCG_LIMIT KiB above memory.current (+$((e - b)))" \
+		test "$err" = ENOMEM -a "$n" -gt 0 -a "$n" -lt "$adds"
+	[ "$n" -gt 0 ] && ktap_diag "memcg: $(((e - b) / n)) bytes charged a region"
+	ktap_check "memcg: all given back at the area's close: memory.current $a, at most $slack KiB above the $b before" \
+		test "$a" -ge 0 -a "$a" -le $((b + slack * 1024))
+	ktap_diag "memcg: memory.events $(tr '\n' ' ' < $CG/memory.events)"
+	ktap_check "memcg: the group met memory.max, and the OOM killer killed nothing" \
+		sh -c "grep -q '^max [1-9]' $CG/memory.events && grep -q '^oom_kill 0\$' $CG/memory.events"
+	ktap_check "memcg: the group removed" rmdir $CG
+	ktap_check "memcg: no dma-buf left" no_dmabufs
+	return $ktap_fail
+}
+
 # ----- scripts/bench-rx (nsim_bench=<rounds>): kunit/netdevsim/bench.sh -----
 
 # nsim_cases=a,b (kernel command line, e.g. NSIM_ARGS=nsim_cases=netgpu_guards):
@@ -1191,7 +1277,7 @@ if [ -n "${nsim_bench:-}" ]; then
 	exit
 fi
 
-ktap_begin netdevsim_rx 30
+ktap_begin netdevsim_rx 31
 nsim_case netdevsim_rx_setup case_setup
 nsim_case netdevsim_rx_tcp_plain case_tcp_plain
 nsim_case netdevsim_rx_tcp_split case_tcp_split
@@ -1220,6 +1306,7 @@ nsim_case netdevsim_rx_netgpu_tx_remove case_netgpu_tx_remove
 nsim_case netdevsim_rx_netgpu_tx_dmabuf_refused case_netgpu_tx_dmabuf_refused
 nsim_case netdevsim_rx_netgpu_tx_killed case_netgpu_tx_killed
 nsim_case netdevsim_rx_udmabuf_fail_nth case_udmabuf_fail_nth
+nsim_case netdevsim_rx_memcg case_memcg
 nsim_case netdevsim_rx_teardown case_teardown
 nsim_case netdevsim_rx_kmemleak case_kmemleak
 ktap_end
