@@ -352,10 +352,12 @@ rx_drop() {
 #   that binds.
 # - With 17 the ring never posts a second group: the refill must first
 #   fill descriptors 17-32, and the buffer of a packet with headers only
-#   (SYN, the handshake's ACK, FIN) stays in its descriptor until the ring
-#   comes round.  So the stream is one that the first sixteen hold: 8 KiB
-#   is 6 segments of at most 1448 bytes, with SYN, ACK and FIN 9
-#   descriptors.
+#   (SYN, the handshake's ACK, FIN, an ARP reply) stays in its descriptor
+#   until the ring comes round.  So the stream is one that the first
+#   sixteen hold: 8 KiB is 6 segments of at most 1448 bytes; with SYN,
+#   ACK, FIN and the ARP reply that the restart's link reset calls for
+#   (A's neighbours go with its carrier), 10 descriptors, room for a
+#   retransmitted SYN or two.
 case_bind_dry() {
 	local bytes=8192 kib=68	# 17 pages of 4 KiB
 	if ngrx_start e1000e_rx_dry16 -n $bytes -v $((SEED + 60)) -t 20 \
