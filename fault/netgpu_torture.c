@@ -13,13 +13,28 @@
  * Armed by netgpu_torture.duration_ms=<ms> on the command line (fault/
  * and `make torture-control`); unarmed, the case is skipped.  It prints the seed
  * and parameters it runs with, progress every two seconds, and a report:
- * operations and their results, faults injected, findings.  A finding is
- * a result the contracts do not allow (an errno outside the operation's
- * set, a lookup that disagrees with its region, an allocation on the
- * data path, a buffer lost or duplicated, a mapping or pin left behind);
- * any finding fails the case.  Every thread draws its operations from
- * its own generator seeded from the printed seed, so a campaign repeats
- * the same operation streams; their interleaving is the scheduler's.
+ * operations, their results and how many were checked, faults injected,
+ * findings.
+ *
+ * The campaign keeps a model of what the library's state must be: per
+ * slot its region, the contexts it is attached to and whether its
+ * exporter revoked it; per data-path buffer whether it is out of the
+ * cache and where in the completion order it was queued.  Every result
+ * is checked against the errno set the model's state allows, not a set
+ * every state allows: -EEXIST only for an attach of a region attached
+ * there, -ENOENT only for a detach of one that is not, -ENOMEM only from
+ * an operation whose armed allocation failed.  So are lookups, whenever
+ * no operation on their slot ran meanwhile: a hit, with the slot's
+ * region, inside an attached region; -EFAULT outside; -ENODEV or -EFAULT
+ * inside one being revoked.  After each operation the exporter's
+ * attachments, mappings and pins of the slot's buffer are the model's
+ * count of DMA maps.  A result the model does not allow, a buffer lost
+ * or duplicated, an allocation on the data path or a mapping or pin left
+ * behind is a finding, and any finding fails the case, as does a kind of
+ * operation whose results were never checked.  Every thread draws the
+ * same number of values per operation from its own generator seeded from
+ * the printed seed, so a campaign repeats the same operation streams;
+ * their interleaving is the scheduler's.
  */
 
 #include <kunit/test.h>
@@ -98,19 +113,58 @@ static const char * const tt_op_names[TT_NR_OPS] = {
 	[TT_RX] = "rx", [TT_COMPLETE] = "complete",
 };
 
-/* Results counted per operation: 0 and the errnos the contracts allow. */
+/* Results counted per operation: 0 and the errnos an operation may return. */
 enum tt_res { TT_OK, TT_ENOMEM, TT_ENODEV, TT_EEXIST, TT_ENOENT, TT_EFAULT,
-	      TT_OTHER, TT_NR_RES };
+	      TT_EBUSY, TT_OTHER, TT_NR_RES };
 
 static const char * const tt_res_names[TT_NR_RES] = {
-	"ok", "ENOMEM", "ENODEV", "EEXIST", "ENOENT", "EFAULT", "other",
+	"ok", "ENOMEM", "ENODEV", "EEXIST", "ENOENT", "EFAULT", "EBUSY",
+	"other",
 };
 
+/* A set of results: TT_R(OK) | TT_R(ENOMEM). */
+#define TT_R(res)	BIT(TT_##res)
+
+/*
+ * Context i is on device tt_dev_of(i): contexts 0 and 1 share nic0 (and
+ * so a region's DMA map), context 2 is on nic1.
+ */
+static unsigned int tt_dev_of(unsigned int ctx)
+{
+	return ctx * 2 / TT_CTXS;
+}
+
+/**
+ * struct tt_slot - an address slot and the model of its region
+ * @lock: serializes the operations on the slot (control threads, the
+ *	revoke thread) and protects every field below but @gen
+ * @gen: odd while an operation under @lock may change what lookups of the
+ *	slot see; see tt_model_begin()
+ * @buf: the mock GPU buffer the next region of the slot is registered from
+ * @r: the slot's region (a reference is held), or NULL
+ * @rbuf: the buffer @r was registered from (@buf, until the exporter
+ *	revokes it and the slot gets a new one)
+ * @addr: first address of the slot
+ * @len: length of @r
+ * @attached: contexts @r is attached to, a bit per context
+ * @revoked: @r was revoked by its exporter (netgpu_region_revoke_async());
+ *	its attachments go when the work runs
+ *
+ * The model is what the contracts say the library's state is after each
+ * operation: @r, @len, @attached and @revoked are written under @lock
+ * inside tt_model_begin()/tt_model_end() with WRITE_ONCE() and read
+ * locklessly by lookups.
+ */
 struct tt_slot {
-	struct mutex		lock;	/* buf, r */
+	struct mutex		lock;	/* see above */
+	atomic_t		gen;
 	struct mock_gpu_buf	*buf;
-	struct netgpu_region	*r;	/* a reference is held */
+	struct netgpu_region	*r;
+	struct mock_gpu_buf	*rbuf;
 	u64			addr;
+	u64			len;
+	u32			attached;
+	bool			revoked;
 };
 
 struct tt {
@@ -128,8 +182,19 @@ struct tt {
 	struct netgpu_queue	*compq;
 	struct netgpu_buf	dbuf[TT_NBUFS];
 	unsigned long		owned[BITS_TO_LONGS(TT_NBUFS)];	/* out of the cache */
+	/*
+	 * The completion queue's model: the rx side numbers each buffer it
+	 * queues (sent[], nr_sent: rx thread only), completions must come
+	 * back in that order (nr_done: the completing side only).  sent[] is
+	 * ordered before its completion by the queue (B, matches C).
+	 */
+	u64			sent[TT_NBUFS];
+	u64			nr_sent;
+	u64			nr_done;
 
 	atomic64_t		ops[TT_NR_OPS][TT_NR_RES];
+	atomic64_t		checked[TT_NR_OPS];	/* against the model */
+	atomic64_t		lookup_hits;	/* checked, a hit expected */
 	atomic64_t		faults;
 	atomic_t		findings;
 };
@@ -158,13 +223,57 @@ static enum tt_res tt_res_of(int err)
 	case -EEXIST: return TT_EEXIST;
 	case -ENOENT: return TT_ENOENT;
 	case -EFAULT: return TT_EFAULT;
+	case -EBUSY: return TT_EBUSY;
 	default: return err < 0 ? TT_OTHER : TT_OK;
 	}
 }
 
+/* "ok|ENOMEM": the results of @set, for a finding. */
+static const char *tt_res_set(char *buf, size_t size, u32 set)
+{
+	unsigned int res;
+	int len = 0;
+
+	buf[0] = '\0';
+	for (res = 0; res < TT_NR_RES; res++)
+		if (set & BIT(res))
+			len += scnprintf(buf + len, size - len, "%s%s",
+					 len ? "|" : "", tt_res_names[res]);
+	return buf;
+}
+
 /*
- * Count @err as a result of @op; a finding unless it is 0 or one of the
- * errnos in @allowed (bits of &enum tt_res).
+ * Count @err as a result of @op that was checked against the model (the
+ * caller reports a disagreement); return whether @expected (a set of
+ * TT_R()) holds it.
+ */
+static bool tt_record(struct tt *t, enum tt_op op, int err, u32 expected)
+{
+	enum tt_res res = tt_res_of(err);
+
+	atomic64_inc(&t->ops[op][res]);
+	atomic64_inc(&t->checked[op]);
+	return expected & BIT(res);
+}
+
+/*
+ * Count @err as a result of @op checked against the model: a finding
+ * unless it is in @expected, exactly what the model's state allows.
+ */
+static void tt_expect(struct tt *t, enum tt_op op, int err, u32 expected)
+{
+	char set[64];
+
+	if (!tt_record(t, op, err, expected))
+		tt_finding(t, "%s returned %d, the model allows %s",
+			   tt_op_names[op], err,
+			   tt_res_set(set, sizeof(set), expected));
+}
+
+/*
+ * Count @err as a result of @op the model cannot decide (a lookup that
+ * raced an operation on its slot): a finding unless it is 0 or in
+ * @allowed, what any state allows.
  */
 static void tt_count(struct tt *t, enum tt_op op, int err, u32 allowed)
 {
@@ -175,28 +284,143 @@ static void tt_count(struct tt *t, enum tt_op op, int err, u32 allowed)
 		tt_finding(t, "%s returned %d", tt_op_names[op], err);
 }
 
-/*
- * Arm a fault for the next operation of this thread with probability
- * fail_permille: its n-th allocation fails, n in 1..8.  Return whether
- * one was armed.
+/**
+ * struct tt_draw - the values a control thread draws for one operation
+ * @slot: the slot
+ * @ctx: the context
+ * @op: which operation, 0..15
+ * @arm: per mille: a fault is armed below fail_permille
+ * @nth: the allocation the fault fails, 1..8
+ *
+ * Drawn whole for every operation, whichever runs, so that a thread's
+ * stream of draws is the seed's alone.
  */
-static bool tt_arm(struct rnd_state *rnd)
+struct tt_draw {
+	u32	slot;
+	u32	ctx;
+	u32	op;
+	u32	arm;
+	u32	nth;
+};
+
+static void tt_draw(struct rnd_state *rnd, struct tt_draw *d)
 {
-	if (prandom_u32_state(rnd) % 1000 >= fail_permille)
+	d->slot = prandom_u32_state(rnd) % TT_SLOTS;
+	d->ctx = prandom_u32_state(rnd) % TT_CTXS;
+	d->op = prandom_u32_state(rnd) % 16;
+	d->arm = prandom_u32_state(rnd) % 1000;
+	d->nth = 1 + prandom_u32_state(rnd) % 8;
+}
+
+/*
+ * Arm a fault for the next operation of this thread if the draw says so:
+ * its n-th allocation fails.  Return whether one was armed.
+ */
+static bool tt_arm(const struct tt_draw *d)
+{
+	if (d->arm >= fail_permille)
 		return false;
-	current->fail_nth = 1 + prandom_u32_state(rnd) % 8;
+	current->fail_nth = d->nth;
 	return true;
 }
 
-/* Disarm after the operation; count the fault if it was injected. */
-static void tt_disarm(struct tt *t, bool armed)
+/*
+ * Disarm after the operation.  Return whether the armed allocation was
+ * reached and failed: only then may the operation fail with -ENOMEM.
+ */
+static bool tt_disarm(struct tt *t, bool armed)
 {
+	bool injected;
+
 	if (!armed)
-		return;
+		return false;
 	/* fail_nth reaches 0 when the armed allocation fails. */
-	if (!READ_ONCE(current->fail_nth))
+	injected = !READ_ONCE(current->fail_nth);
+	if (injected)
 		atomic64_inc(&t->faults);
 	current->fail_nth = 0;
+	return injected;
+}
+
+/* ===== The model ===== */
+
+/*
+ * The model of a slot is exact for a lookup only if no operation on the
+ * slot ran during it.  Writers, serialized by the slot's lock, make ->gen
+ * odd before they change anything and even again after; a lookup checks
+ * its result against the model only if ->gen was even and the same
+ * before and after it (a seqcount read that does not retry: the writers
+ * sleep, in synchronize_rcu() among others, which must not wait for a
+ * reader spinning in an RCU read section).  seqcount_t is not used: its
+ * write side would make KCSAN take every access of the library's control
+ * path for an atomic one (kcsan_nestable_atomic_begin()).
+ *
+ *	writer (slot lock)		lookup
+ *	gen++ (odd)			g = gen (acquire)	(C)
+ *	smp_wmb()		(A)	model, netgpu_memctx_lookup()
+ *	library calls, model		smp_rmb()		(D)
+ *	smp_wmb()		(B)	exact if g is even and gen == g
+ *	gen++ (even)
+ *
+ * (A) pairs with (D): a lookup that saw a change made after the odd count
+ * reads the odd count, or a later one, the second time.  (B) pairs with
+ * (C): a lookup that read the even count sees every change made before
+ * it.  The one change outside the window is the revoke work's, whose
+ * every step the model allows while ->revoked is set.
+ */
+static void tt_model_begin(struct tt_slot *s)
+{
+	lockdep_assert_held(&s->lock);
+	atomic_inc(&s->gen);
+	smp_wmb(); /* A, matches D */
+}
+
+static void tt_model_end(struct tt_slot *s)
+{
+	lockdep_assert_held(&s->lock);
+	smp_wmb(); /* B, matches C */
+	atomic_inc(&s->gen);
+}
+
+/* The slot has no region any more; in the model's window. */
+static void tt_model_clear(struct tt_slot *s)
+{
+	WRITE_ONCE(s->r, NULL);
+	WRITE_ONCE(s->attached, 0);
+	WRITE_ONCE(s->revoked, false);
+	WRITE_ONCE(s->len, 0);
+	s->rbuf = NULL;
+}
+
+/* DMA maps the model expects of a region attached to @attached. */
+static unsigned int tt_nr_maps(u32 attached)
+{
+	unsigned long devs = 0;
+	unsigned int i;
+
+	for (i = 0; i < TT_CTXS; i++)
+		if (attached & BIT(i))
+			__set_bit(tt_dev_of(i), &devs);
+	return hweight_long(devs);
+}
+
+/*
+ * The exporter's side of the model: a static attachment per DMA map, each
+ * pinning and mapping the buffer once, and nothing left of an attach that
+ * failed or a map retired.  Return whether @buf is as expected.
+ */
+static bool tt_check_buf(struct tt *t, struct mock_gpu_buf *buf,
+			 unsigned int maps, const char *when)
+{
+	int att = atomic_read(&buf->attachments);
+	int mapped = atomic_read(&buf->mappings);
+	int pins = atomic_read(&buf->pins);
+
+	if (att == maps && mapped == maps && pins == maps)
+		return true;
+	tt_finding(t, "%s: exporter at %d attachments, %d mappings, %d pins, model at %u",
+		   when, att, mapped, pins, maps);
+	return false;
 }
 
 /* ===== Control path ===== */
@@ -253,70 +477,165 @@ static struct mock_gpu_buf *tt_new_buf(struct tt *t, struct rnd_state *rnd)
 	return buf;
 }
 
+/*
+ * After a revocation ran to its end: the area no longer finds the region
+ * by its id (which a new region may have taken since), no context finds
+ * its first address, and the exporter has nothing of its buffer attached,
+ * mapped or pinned.  Return 0, or -EEXIST if any of it is left.
+ */
+static int tt_gone(struct tt *t, struct tt_slot *s)
+{
+	struct netgpu_region *r = s->r, *g;
+	struct netgpu_mem_loc loc;
+	unsigned int i;
+	int err = 0, found;
+
+	g = netgpu_mem_get_region(t->mem, r->id);
+	if (!IS_ERR(g)) {
+		if (g == r) {
+			tt_finding(t, "revoked region %u still in the area",
+				   r->id);
+			err = -EEXIST;
+		}
+		netgpu_region_put(g);
+	}
+	for (i = 0; i < TT_CTXS; i++) {
+		rcu_read_lock();
+		found = netgpu_memctx_lookup(&t->ctx[i], r->start, &loc);
+		rcu_read_unlock();
+		if (found != -EFAULT) {
+			tt_finding(t, "revoked region %u: lookup in context %u returned %d",
+				   r->id, i, found);
+			err = -EEXIST;
+		}
+	}
+	if (!tt_check_buf(t, s->rbuf, 0, "revoked region"))
+		err = -EEXIST;
+	return err;
+}
+
 /* Register the slot's buffer as a region; the slot lock is held. */
-static void tt_add(struct tt *t, struct tt_slot *s, struct rnd_state *rnd)
+static void tt_add(struct tt *t, struct tt_slot *s, const struct tt_draw *d)
 {
 	struct netgpu_region *r;
-	bool armed;
+	bool armed, injected;
 	int id;
 
-	armed = tt_arm(rnd);
+	armed = tt_arm(d);
 	id = netgpu_dmabuf_add_region(t->mem, s->buf->dmabuf, s->addr);
-	tt_disarm(t, armed);
-	/* Adding allocates and can fail; nothing else is allowed. */
-	tt_count(t, TT_ADD, id, BIT(TT_ENOMEM));
+	injected = tt_disarm(t, armed);
+	/* Adding allocates: only an injected fault makes it fail. */
+	tt_expect(t, TT_ADD, id, TT_R(OK) | (injected ? TT_R(ENOMEM) : 0));
 	if (id <= 0)
 		return;
 
 	r = netgpu_mem_get_region(t->mem, id);
-	/* -ENOENT: revoked since, and dropped by the area. */
-	tt_count(t, TT_GET, PTR_ERR_OR_ZERO(r), BIT(TT_ENOENT));
+	/* Nothing revokes it while the slot is locked. */
+	tt_expect(t, TT_GET, PTR_ERR_OR_ZERO(r), TT_R(OK));
 	if (IS_ERR(r))
 		return;
 	if (r->start != s->addr || r->len != s->buf->size)
 		tt_finding(t, "region %u at %#llx+%llu, registered %#llx+%zu",
 			   id, r->start, r->len, s->addr, s->buf->size);
-	s->r = r;
+	/* Registered only: neither attached nor mapped. */
+	tt_check_buf(t, s->buf, 0, "add");
+
+	tt_model_begin(s);
+	s->rbuf = s->buf;
+	WRITE_ONCE(s->len, r->len);
+	WRITE_ONCE(s->attached, 0);
+	WRITE_ONCE(s->revoked, false);
+	WRITE_ONCE(s->r, r);
+	tt_model_end(s);
+}
+
+/* The exporter revoked the region: wait for the revocation, then drop it. */
+static void tt_drop_revoked(struct tt *t, struct tt_slot *s,
+			    struct netgpu_memctx *mc)
+{
+	int err;
+
+	tt_model_begin(s);
+	netgpu_region_flush_revoke(s->r);
+	err = netgpu_memctx_detach(mc, s->r);
+	/* The revocation detached it from every context. */
+	tt_expect(t, TT_REVOKED, err, TT_R(ENOENT));
+	tt_gone(t, s);
+	netgpu_region_put(s->r);
+	tt_model_clear(s);
+	tt_model_end(s);
+}
+
+static void tt_attach(struct tt *t, struct tt_slot *s, unsigned int ctx,
+		      const struct tt_draw *d)
+{
+	u32 bit = BIT(ctx), expected;
+	bool armed, injected;
+	int err;
+
+	tt_model_begin(s);
+	armed = tt_arm(d);
+	err = netgpu_memctx_attach(&t->ctx[ctx], s->r);
+	injected = tt_disarm(t, armed);
+	/*
+	 * Attached already: -EEXIST.  Not revoked (the model's state here),
+	 * so never -ENODEV: the exporter maps a buffer it did not revoke.
+	 * -ENOMEM only from an injected fault (the attachment's allocation
+	 * comes first, so even when attached).
+	 */
+	expected = s->attached & bit ? TT_R(EEXIST) : TT_R(OK);
+	if (injected)
+		expected |= TT_R(ENOMEM);
+	tt_expect(t, TT_ATTACH, err, expected);
+	if (!err)
+		WRITE_ONCE(s->attached, s->attached | bit);
+	tt_check_buf(t, s->rbuf, tt_nr_maps(s->attached), "attach");
+	tt_model_end(s);
+}
+
+static void tt_detach(struct tt *t, struct tt_slot *s, unsigned int ctx)
+{
+	u32 bit = BIT(ctx);
+	int err;
+
+	tt_model_begin(s);
+	err = netgpu_memctx_detach(&t->ctx[ctx], s->r);
+	/* Detaching allocates nothing. */
+	tt_expect(t, TT_DETACH, err,
+		  s->attached & bit ? TT_R(OK) : TT_R(ENOENT));
+	/* Either way it is not attached there now. */
+	WRITE_ONCE(s->attached, s->attached & ~bit);
+	/* The last context on a device unmaps at once: nothing in flight. */
+	tt_check_buf(t, s->rbuf, tt_nr_maps(s->attached), "detach");
+	tt_model_end(s);
 }
 
 static void tt_control_op(struct tt *t, struct tt_slot *s,
-			  struct rnd_state *rnd)
+			  const struct tt_draw *d)
 {
-	struct netgpu_memctx *mc = &t->ctx[prandom_u32_state(rnd) % TT_CTXS];
 	struct netgpu_region *r = s->r, *g;
-	u32 op = prandom_u32_state(rnd) % 16;
-	bool armed;
-	int err;
 
 	if (!r) {
-		tt_add(t, s, rnd);
+		tt_add(t, s, d);
 		return;
 	}
-	if (READ_ONCE(r->revoked)) {
-		/* Revoked (its device went): wait for the detach, then drop. */
-		netgpu_region_flush_revoke(r);
-		err = netgpu_memctx_detach(mc, r);
-		tt_count(t, TT_REVOKED, err, BIT(TT_ENOENT));
-		if (!err)
-			tt_finding(t, "revoked region %u still attached", r->id);
-		netgpu_region_put(r);
-		s->r = NULL;
+	/* Only the revoke thread revokes it, under the slot lock too. */
+	if (READ_ONCE(r->revoked) != s->revoked)
+		tt_finding(t, "region %u: revoked is %d, the model says %d",
+			   r->id, READ_ONCE(r->revoked), s->revoked);
+	if (s->revoked) {
+		tt_drop_revoked(t, s, &t->ctx[d->ctx]);
 		return;
 	}
 
-	if (op < 7) {
-		armed = tt_arm(rnd);
-		err = netgpu_memctx_attach(mc, r);
-		tt_disarm(t, armed);
-		/* -ENODEV: revoked, or the exporter refuses to map it. */
-		tt_count(t, TT_ATTACH, err,
-			 BIT(TT_ENOMEM) | BIT(TT_EEXIST) | BIT(TT_ENODEV));
-	} else if (op < 13) {
-		err = netgpu_memctx_detach(mc, r);
-		tt_count(t, TT_DETACH, err, BIT(TT_ENOENT));
-	} else if (op < 15) {
+	if (d->op < 7) {
+		tt_attach(t, s, d->ctx, d);
+	} else if (d->op < 13) {
+		tt_detach(t, s, d->ctx);
+	} else if (d->op < 15) {
 		g = netgpu_mem_get_region(t->mem, r->id);
-		tt_count(t, TT_GET, PTR_ERR_OR_ZERO(g), BIT(TT_ENOENT));
+		/* Not revoked: the area still holds it. */
+		tt_expect(t, TT_GET, PTR_ERR_OR_ZERO(g), TT_R(OK));
 		if (!IS_ERR(g)) {
 			if (g != r)
 				tt_finding(t, "id %u names another region",
@@ -325,10 +644,12 @@ static void tt_control_op(struct tt *t, struct tt_slot *s,
 		}
 	} else {
 		/* The user unregisters it: detached everywhere, unmapped. */
+		tt_model_begin(s);
 		netgpu_region_revoke(r);
-		tt_count(t, TT_UNREGISTER, 0, 0);
+		tt_expect(t, TT_UNREGISTER, tt_gone(t, s), TT_R(OK));
 		netgpu_region_put(r);
-		s->r = NULL;
+		tt_model_clear(s);
+		tt_model_end(s);
 	}
 }
 
@@ -344,12 +665,14 @@ static int tt_control_thread(void *data)
 {
 	struct tt_thread *th = data;
 	struct tt *t = th->t;
+	struct tt_draw d;
 	struct tt_slot *s;
 
 	while (!kthread_should_stop()) {
-		s = &t->slot[prandom_u32_state(&th->rnd) % TT_SLOTS];
+		tt_draw(&th->rnd, &d);
+		s = &t->slot[d.slot];
 		mutex_lock(&s->lock);
-		tt_control_op(t, s, &th->rnd);
+		tt_control_op(t, s, &d);
 		mutex_unlock(&s->lock);
 		cond_resched();
 	}
@@ -377,43 +700,112 @@ static void tt_data_armed(struct tt *t, const char *what)
 	current->fail_nth = 0;
 }
 
+/*
+ * What the model allows a lookup at @off of a slot whose region is @r
+ * (@len bytes, attached to the context if @attached, revoked if
+ * @revoked): a hit inside a region attached and not revoked; inside one
+ * being revoked, -ENODEV until the revoke work unpublishes it, -EFAULT
+ * after; -EFAULT anywhere else.
+ */
+static u32 tt_lookup_expected(const struct netgpu_region *r, u64 len,
+			      bool attached, bool revoked, u64 off)
+{
+	if (!r || !attached || off >= len)
+		return TT_R(EFAULT);
+	if (revoked)
+		return TT_R(ENODEV) | TT_R(EFAULT);
+	return TT_R(OK);
+}
+
+/* Check a lookup against the model read before it; see tt_model_begin(). */
+static void tt_check_lookup(struct tt *t, const struct tt_slot *s,
+			    unsigned int ctx, u64 off, int err,
+			    const struct netgpu_mem_loc *loc,
+			    const struct netgpu_region *mr, u64 len,
+			    bool attached, bool revoked)
+{
+	u32 expected = tt_lookup_expected(mr, len, attached, revoked, off);
+	char set[64];
+
+	if (expected == TT_R(OK))
+		atomic64_inc(&t->lookup_hits);
+	if (!tt_record(t, TT_LOOKUP, err, expected))
+		tt_finding(t, "lookup of %#llx, context %u: %d, model (%s, %llu B, %s) allows %s",
+			   s->addr + off, ctx, err,
+			   !mr ? "no region" : revoked ? "revoked" : "region",
+			   len, attached ? "attached" : "not attached",
+			   tt_res_set(set, sizeof(set), expected));
+	else if (!err && loc->r != mr)
+		tt_finding(t, "lookup of %#llx in context %u found another region than the slot's",
+			   s->addr + off, ctx);
+}
+
 static int tt_lookup_thread(void *data)
 {
 	struct tt_thread *th = data;
 	struct tt *t = th->t;
+	bool attached, revoked, tried, held;
+	struct netgpu_region *r, *mr;
 	struct netgpu_memctx *mc;
 	struct netgpu_mem_loc loc;
-	struct netgpu_region *r;
-	u32 slot, x;
-	u64 addr;
-	int err;
+	unsigned int ctx;
+	struct tt_slot *s;
+	int err, gen;
+	u64 off, len;
+	u32 x;
 
 	while (!kthread_should_stop()) {
 		x = prandom_u32_state(&th->rnd);
-		mc = &t->ctx[x % TT_CTXS];
-		slot = (x / TT_CTXS) % TT_SLOTS;
+		ctx = x % TT_CTXS;
+		mc = &t->ctx[ctx];
+		s = &t->slot[(x / TT_CTXS) % TT_SLOTS];
 		/* Up to a quarter beyond the largest buffer: misses too. */
-		addr = t->slot[slot].addr + prandom_u32_state(&th->rnd) %
-		       (TT_CHUNKS * (PAGE_SIZE << 2) * 5 / 4);
+		off = prandom_u32_state(&th->rnd) %
+		      (TT_CHUNKS * (PAGE_SIZE << 2) * 5 / 4);
 		r = NULL;
+		tried = false;
+		held = false;
+
+		gen = atomic_read_acquire(&s->gen); /* C, matches B */
+		mr = READ_ONCE(s->r);
+		len = READ_ONCE(s->len);
+		attached = READ_ONCE(s->attached) & BIT(ctx);
+		revoked = READ_ONCE(s->revoked);
 
 		current->fail_nth = 1;
 		rcu_read_lock();
-		err = netgpu_memctx_lookup(mc, addr, &loc);
+		err = netgpu_memctx_lookup(mc, s->addr + off, &loc);
 		if (!err) {
-			tt_check_loc(t, t->slot[slot].addr, addr, &loc);
-			if (!(x & (3 << 24)) && netgpu_region_tryget(loc.r))
+			tt_check_loc(t, s->addr, s->addr + off, &loc);
+			if (!(x & (3 << 24))) {
+				tried = true;
+				held = netgpu_region_tryget(loc.r);
 				r = loc.r;
+			}
 		}
 		rcu_read_unlock();
 		tt_data_armed(t, "lookup");
-		tt_count(t, TT_LOOKUP, err, BIT(TT_EFAULT) | BIT(TT_ENODEV));
 
-		if (r) {
+		smp_rmb(); /* D, matches A */
+		if (!(gen & 1) && atomic_read(&s->gen) == gen)
+			tt_check_lookup(t, s, ctx, off, err, &loc, mr, len,
+					attached, revoked);
+		else
+			/* An operation on the slot ran meanwhile. */
+			tt_count(t, TT_LOOKUP, err,
+				 TT_R(EFAULT) | TT_R(ENODEV));
+
+		/*
+		 * Whatever the slot's state: what a lookup found is attached,
+		 * and the attachment's reference goes only after a grace
+		 * period, so the count is never zero here.
+		 */
+		if (tried)
+			tt_expect(t, TT_TRYGET, held ? 0 : -ENOENT, TT_R(OK));
+		if (held) {
 			/* The reference keeps the region past the RCU section. */
-			if (r->start != t->slot[slot].addr)
+			if (r->start != s->addr)
 				tt_finding(t, "region held by tryget changed");
-			tt_count(t, TT_TRYGET, 0, 0);
 			netgpu_region_put(r);
 		}
 		cond_resched();
@@ -428,6 +820,8 @@ static int tt_revoke_thread(void *data)
 	struct mock_gpu_buf *buf;
 	struct tt_slot *s;
 	unsigned long ms;
+	bool pinned;
+	int err;
 
 	while (!kthread_should_stop()) {
 		ms = revoke_ms / 2 + prandom_u32_state(&th->rnd) % revoke_ms;
@@ -443,20 +837,29 @@ static int tt_revoke_thread(void *data)
 		if (!buf)
 			continue;	/* TT_MAX_BUFS kept, none retired yet */
 		mutex_lock(&s->lock);
+		tt_model_begin(s);
 		/*
 		 * The GPU gives the buffer up and tries to evict it: refused
 		 * while a region maps it (a static importer pins), so its
-		 * pages never move under a map.  Then the region's device
-		 * goes away: its owner revokes it, from any context.
+		 * pages never move under a map.  It is mapped exactly when
+		 * the slot's region, registered from it, is attached.  Then
+		 * the region's device goes away: its owner revokes it, from
+		 * any context.
 		 */
-		mock_gpu_revoke(s->buf);
+		pinned = s->r && s->rbuf == s->buf && s->attached;
+		err = mock_gpu_revoke(s->buf);
+		/* No fault is armed here: never -ENOMEM. */
+		tt_expect(t, TT_EXPORTER_REVOKE, err,
+			  pinned ? TT_R(EBUSY) : TT_R(OK));
 		if (atomic_read(&s->buf->moves_mapped))
 			tt_finding(t, "the exporter moved a buffer a region maps");
-		if (s->r)
+		if (s->r) {
 			netgpu_region_revoke_async(s->r);
+			WRITE_ONCE(s->revoked, true);
+		}
 		s->buf = buf;
+		tt_model_end(s);
 		mutex_unlock(&s->lock);
-		tt_count(t, TT_EXPORTER_REVOKE, 0, 0);
 	}
 	return 0;
 }
@@ -479,6 +882,7 @@ static int tt_rx_thread(void *data)
 	struct netgpu_buf *b;
 	u32 n, i, x;
 	u64 idx;
+	int err;
 
 	while (!kthread_should_stop()) {
 		x = prandom_u32_state(&th->rnd);
@@ -490,10 +894,17 @@ static int tt_rx_thread(void *data)
 			if (!b)
 				break;
 			idx = b - t->dbuf;
-			if (idx >= TT_NBUFS ||
-			    test_and_set_bit(idx, t->owned)) {
-				tt_finding(t, "cache returned buffer %lld twice or foreign",
-					   idx);
+			/* One of ours, and free: out of the cache only once. */
+			if (idx >= TT_NBUFS)
+				err = -EFAULT;
+			else if (test_and_set_bit(idx, t->owned))
+				err = -EEXIST;
+			else
+				err = 0;
+			if (!tt_record(t, TT_RX, err, TT_R(OK))) {
+				tt_finding(t, "cache returned buffer %lld %s",
+					   idx, err == -EEXIST ? "twice" :
+					   "not of its own");
 				break;
 			}
 			if (x & BIT(8 + i)) {
@@ -506,7 +917,7 @@ static int tt_rx_thread(void *data)
 				tt_recycle(t, b);
 				break;
 			}
-			tt_count(t, TT_RX, 0, 0);
+			t->sent[idx] = t->nr_sent++;
 		}
 		netgpu_queue_prod_submit(t->compq);
 		local_bh_enable();
@@ -516,22 +927,37 @@ static int tt_rx_thread(void *data)
 	return 0;
 }
 
-/* Give completed buffers back; returns how many. */
+/*
+ * Give completed buffers back; returns how many.  Each must have been
+ * handed out, and come back in the order the rx side queued it.
+ */
 static u32 tt_complete(struct tt *t)
 {
 	u64 idx[16];
 	u32 n, i;
+	int err;
 
 	n = netgpu_queue_cons_peek_addr_batch(t->compq, idx, ARRAY_SIZE(idx));
 	for (i = 0; i < n; i++) {
 		if (idx[i] >= TT_NBUFS || !test_and_clear_bit(idx[i], t->owned)) {
+			tt_record(t, TT_COMPLETE, -ENOENT, TT_R(OK));
 			tt_finding(t, "completion of buffer %llu not handed out",
 				   idx[i]);
 			continue;
 		}
-		if (netgpu_cache_put_any(t->cache, &t->dbuf[idx[i]]))
+		err = 0;
+		if (t->sent[idx[i]] != t->nr_done) {
+			tt_finding(t, "buffer %llu completed as number %llu, queued as %llu",
+				   idx[i], t->nr_done, t->sent[idx[i]]);
+			err = -EILSEQ;
+			t->nr_done = t->sent[idx[i]];
+		}
+		t->nr_done++;
+		if (netgpu_cache_put_any(t->cache, &t->dbuf[idx[i]])) {
 			tt_finding(t, "put_any of buffer %llu refused", idx[i]);
-		tt_count(t, TT_COMPLETE, 0, 0);
+			err = -ENOSPC;
+		}
+		tt_record(t, TT_COMPLETE, err, TT_R(OK));
 	}
 	netgpu_queue_cons_release(t->compq, n);
 	return n;
@@ -593,11 +1019,12 @@ static void tt_setup(struct kunit *test, struct tt *t, struct rnd_state *rnd)
 	dev[1] = mock_dma_device(test, "netgpu-torture-nic1");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(dev[1]));
 	for (i = 0; i < TT_CTXS; i++)
-		netgpu_memctx_init(&t->ctx[i], dev[i * 2 / TT_CTXS]);
+		netgpu_memctx_init(&t->ctx[i], dev[tt_dev_of(i)]);
 	t->mem = netgpu_mem_create();
 	KUNIT_ASSERT_NOT_NULL(test, t->mem);
 	for (i = 0; i < TT_SLOTS; i++) {
 		mutex_init(&t->slot[i].lock);
+		atomic_set(&t->slot[i].gen, 0);
 		t->slot[i].addr = TT_BASE + (u64)i * TT_SPAN;
 		t->slot[i].buf = tt_new_buf(t, rnd);
 		KUNIT_ASSERT_NOT_NULL(test, t->slot[i].buf);
@@ -625,6 +1052,9 @@ static void tt_teardown(struct kunit *test, struct tt *t)
 	/* The data path: every buffer back in the cache, each once. */
 	while (tt_complete(t))
 		;
+	if (t->nr_done != t->nr_sent)
+		tt_finding(t, "%llu buffers queued for completion, %llu completed",
+			   t->nr_sent, t->nr_done);
 	if (!bitmap_empty(t->owned, TT_NBUFS))
 		tt_finding(t, "%u buffers neither cached nor completed",
 			   bitmap_weight(t->owned, TT_NBUFS));
@@ -681,11 +1111,38 @@ static void tt_report(struct kunit *test, struct tt *t)
 				len += scnprintf(line + len, sizeof(line) - len,
 						 " %s %lld", tt_res_names[res], n);
 		}
+		len += scnprintf(line + len, sizeof(line) - len, "; checked %lld",
+				 atomic64_read(&t->checked[op]));
+		if (op == TT_LOOKUP)
+			scnprintf(line + len, sizeof(line) - len,
+				  " (%lld in an attached region)",
+				  atomic64_read(&t->lookup_hits));
 		kunit_info(test, "torture: %s\n", line);
 	}
 	kunit_info(test, "torture: faults injected %lld, mock GPU buffers %u (%u of them given back during the campaign), findings %d\n",
 		   atomic64_read(&t->faults), t->nr_bufs + t->retired,
 		   t->retired, atomic_read(&t->findings));
+}
+
+/*
+ * Every kind of operation ran and had its results checked against the
+ * model at least once, lookups that had to hit included: a campaign
+ * that no longer reaches a state checks nothing there.  The exporter's
+ * revocations and the drops they lead to need revoke_ms.
+ */
+static void tt_expect_checked(struct kunit *test, struct tt *t)
+{
+	unsigned int op;
+
+	for (op = 0; op < TT_NR_OPS; op++) {
+		if (!revoke_ms && (op == TT_EXPORTER_REVOKE || op == TT_REVOKED))
+			continue;
+		KUNIT_EXPECT_GT_MSG(test, atomic64_read(&t->checked[op]), 0,
+				    "no %s result checked against the model",
+				    tt_op_names[op]);
+	}
+	KUNIT_EXPECT_GT_MSG(test, atomic64_read(&t->lookup_hits), 0,
+			    "no lookup checked in an attached region");
 }
 
 static s64 tt_total_ops(struct tt *t)
@@ -758,6 +1215,7 @@ static void netgpu_torture_campaign(struct kunit *test)
 		   seed, duration_ms, fail_permille, control_threads,
 		   lookup_threads, revoke_ms);
 	KUNIT_EXPECT_GT(test, tt_total_ops(t), 0);
+	tt_expect_checked(test, t);
 	KUNIT_EXPECT_EQ(test, atomic_read(&t->findings), 0);
 }
 

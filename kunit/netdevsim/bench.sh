@@ -10,6 +10,7 @@
 # split into page_pool buffers: rx_split on for the plain receiver, a
 # memory provider for the others), received four ways:
 #   recv         nsim_tcp recv: read() into a 64 KiB buffer
+#                (nsim_bench_recv_size=<bytes> another size)
 #   netgpu       netgpu-rx into a 64 MiB udmabuf
 #   netgpu_host  netgpu-rx into 64 MiB of host memory
 #   devmem       nsim_tcp devmem: devmem TCP into a 64 MiB udmabuf, with
@@ -94,7 +95,8 @@ bench_one() {
 	[ "$verify" = 0 ] || v="-v $seed"
 	# shellcheck disable=SC2086 # $v: no option or "-v <seed>"
 	case $who in
-	recv)	set -- "$NSIM_TCP" recv $PORT "$bytes" "$seed" ;;
+	recv)	set -- "$NSIM_TCP" recv $PORT "$bytes" "$seed" \
+			"${nsim_bench_recv_size:-65536}" ;;
 	netgpu)	set -- "$NETGPU_RX" -i "$IF_A" -q 0 -l $PORT -m udmabuf \
 			-s 64 -n "$bytes" $v -t 120 ;;
 	netgpu_host) set -- "$NETGPU_RX" -i "$IF_A" -q 0 -l $PORT -m host \
@@ -146,6 +148,7 @@ bench_rounds() {
 bench_rx() {
 	echo "bench-rx: bytes=${nsim_bench_bytes:-134217728} seed=$SEED rounds=$1 (+1 warm-up)" \
 		"verify=${nsim_bench_verify:-1} tokens=${nsim_bench_tokens:-frag}" \
+		"recv_size=${nsim_bench_recv_size:-65536}" \
 		"cpus=$(grep -c '^processor' /proc/cpuinfo)"
 	# The receivers' environment: no Fletcher sum (netgpu-rx has none),
 	# the byte check as asked, devmem's token returns.
