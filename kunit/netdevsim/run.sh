@@ -159,7 +159,27 @@ case_tcp_split() {
 	ktap_check "split payload bytes >= bytes sent" test $((b1 - b0)) -ge "$BYTES"
 	ktap_diag "split payload bytes beyond the stream (retransmitted): $((b1 - b0 - $BYTES))"
 	ktap_check "no split drops" test $((d1 - d0)) -eq 0
+	# Review 2, N5: the split's MAX_SKB_FRAGS guard (patches/0009)
+	# cannot trigger because B, the sender, cannot raise its GSO limits
+	# above netdevsim's tso_max_size (64 KiB): rtnetlink refuses them,
+	# so no GSO skb over 16 pages of payload reaches A.  64 KiB itself
+	# is accepted (the tool's request is sound; it is the default).
+	for attr in gso_max_size gso_ipv4_max_size; do
+		ktap_check "$IF_B $attr 131072 refused (rtnetlink: too big $attr)" \
+			setlink_refused $attr 131072
+		ktap_check "$IF_B $attr 65537 refused" setlink_refused $attr 65537
+		ktap_check "$IF_B $attr 65536 accepted" \
+			quiet in_b "$NSIM_NETGPU" setlink "$IF_B" $attr 65536
+	done
 	return $ktap_fail
+}
+
+# setlink_refused <attr> <bytes>: B's RTM_SETLINK of its <attr>
+# (nsim_netgpu setlink: busybox's ip has no gso_max_size) fails with
+# rtnetlink's "too big <attr>".
+setlink_refused() {
+	in_b "$NSIM_NETGPU" setlink "$IF_B" "$1" "$2" 2>&1 |
+		grep -q "refused: Invalid argument (too big $1)"
 }
 
 case_tcp_split_small_writes() {
