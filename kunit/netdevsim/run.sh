@@ -767,13 +767,24 @@ case_netgpu_rx_remove() {
 }
 
 # Hostile and unlucky users: one that never gives buffers back (the
-# stream stalls, closing frees everything), one that gives back garbage
+# stream stalls, closing frees everything; the segments that find the
+# provider dry are dropped as NOMEM), one that gives back garbage
 # and twice (rejected and counted, the stream still arrives whole), one
 # killed with SIGKILL mid-stream (netgpu-rx itself: $NGRX_BG is its pid,
 # and it must die of the signal with the stream part way).
 case_netgpu_rx_hostile() {
-	local spid rej p0 o0 o1 rc src
+	local spid rej p0 o0 o1 rc src d0 d1 drops
 	echo 1 > $A_DFS/rx_split
+	# Review 2, N5: of the split's drop reasons only NOMEM is reachable
+	# here, when the provider has no buffer for a segment's payload.
+	# DEV_READY needs a bus device without dma-direct or coherent DMA,
+	# or a buffer with no page behind its DMA address (every region
+	# here is RAM); PKT_TOO_BIG a payload over MAX_SKB_FRAGS pages
+	# (case_tcp_split: the GSO limits forbid it); HDR_TRUNC and
+	# SKB_CSUM a peer's skb shorter than the headers it was parsed for,
+	# or its checksum field outside them.
+	ktap_check "hold: skb:kfree_skb tracepoint on" drop_trace on
+	d0=$(counter rx_split_drops)
 	ktap_check "hold: netgpu-rx listening" \
 		ngrx_start netgpu_rx_hold -m host -s 1 -t 5 --hostile hold
 	# $! is nsim_tcp itself (busybox's timeout execs it): the kill below
@@ -787,6 +798,15 @@ case_netgpu_rx_hostile() {
 	kill "$spid" 2>/dev/null
 	wait "$spid"
 	ktap_check "hold: closing freed every buffer (no page pool left)" ngrx_pools_gone
+	# The provider is gone: no segment can find it dry any more, and
+	# the counter and the trace cover the same drops.
+	d1=$(counter rx_split_drops)
+	drops=$(drop_trace off nsim_)
+	ktap_diag "hold: rx_split_drops +$((d1 - d0)), drops traced in netdevsim: ${drops:-none}"
+	ktap_check "hold: segments dropped while the provider was dry (rx_split_drops +$((d1 - d0)))" \
+		test $((d1 - d0)) -gt 0
+	ktap_check "hold: each traced as NOMEM ($(drop_count "$drops" NOMEM) for rx_split_drops +$((d1 - d0)))" \
+		test "$(drop_count "$drops" NOMEM)" -eq $((d1 - d0))
 
 	ktap_check "garbage: every byte arrives and is checked" \
 		ngrx netgpu_rx_garbage $((RX_SMALL / 4)) $((SEED + 36)) -m host -s 4 --hostile garbage
