@@ -78,9 +78,9 @@
  * context's device when the region is attached: -EREMOTEIO there if
  * that device cannot reach the memory (not a PCI device, or not behind
  * a common PCI switch nor a host bridge the kernel trusts with
- * peer-to-peer traffic).  -EOPNOTSUPP on a kernel without
- * CONFIG_PCI_P2PDMA.  Without the flag, such a mapping is refused as
- * any the long-term pin refuses (-EFAULT).
+ * peer-to-peer traffic).  -EOPNOTSUPP on a kernel built without PCI
+ * peer-to-peer DMA.  Without the flag, such a mapping is refused as any
+ * the long-term pin refuses (-EFAULT).
  */
 struct netgpu_add_region {
 	__u32	type;
@@ -533,10 +533,11 @@ struct netgpu_send_iov {
  * argument, a range of no byte or past the end of its region, or a queue
  * attached without a completion ring; ``-EFAULT`` for a range starting in
  * no region attached to the context (or an unreadable @iov); ``-ENODEV``
- * for a region being removed; ``-EOPNOTSUPP`` for a dma-buf region (this
- * kernel's TX skbs cannot carry device memory) or a socket that is not
- * plain TCP; ``-ENOBUFS`` when the completion ring has no room for the
- * completion (consume it; checked before the ranges); ``-EAGAIN`` with
+ * for a region being removed; ``-EOPNOTSUPP`` for a dma-buf or
+ * peer-to-peer (NETGPU_ADD_REGION_P2PDMA) region (this kernel's TX skbs
+ * cannot carry device memory) or a socket that is not plain TCP;
+ * ``-ENOBUFS`` when the completion ring has no room for the completion
+ * (consume it; checked before the ranges); ``-EAGAIN`` with
  * NETGPU_SEND_NONBLOCK and a full send buffer (the socket's own
  * O_NONBLOCK does not count); ``-EINTR``; the socket's error (``-EPIPE``
  * after a shutdown of the sending side, ``-ECONNRESET``...).  No
