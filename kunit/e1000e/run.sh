@@ -5,8 +5,11 @@
 # e1k_tool and net.sh).
 #
 # Two QEMU e1000e NICs on one QEMU hub, each in its own network
-# namespace: A (10.77.0.1, the receiver, the first PCI address) and B
-# (10.77.0.2, the sender).  B's TSO is off: QEMU 7.2's hub sends a TSO
+# namespace: A (10.77.0.1, the receiver) and B (10.77.0.2, the sender).
+# A is the e1000e behind the PCIe switch that also holds the NVMe
+# controller whose memory buffer is published p2pmem (NVME); B is the
+# other (without such a controller: A is the first PCI address, as
+# before the switch).  B's TSO is off: QEMU 7.2's hub sends a TSO
 # super-packet as IPv4 fragments, which the device splits after the IP
 # header (/work/shared/notes/e1000e-qemu.md).  TCP carries the seeded
 # pattern of nsim_tcp from B to A, every byte checked by the receiver:
@@ -75,6 +78,23 @@ into_ns() {
 # The e1000e device's interface (by PCI address, in the root namespace).
 pci_if() { ls "$DRV/$1/net/" 2>/dev/null; }
 
+# pci_switch <bdf>: the PCI device two levels up (a switch's upstream
+# port for a device on a downstream port), or the host bridge's sysfs
+# directory for one on the root bus.
+pci_switch() {
+	basename "$(dirname "$(dirname "$(readlink -f "/sys/bus/pci/devices/$1")")")"
+}
+
+# The NVMe controllers (class 0x010802) whose p2pmem is published.
+p2p_nvmes() {
+	local d
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/class")" = 0x010802 ] &&
+			[ "$(cat "$d/p2pmem/published" 2>/dev/null)" = 1 ] &&
+			basename "$d"
+	done
+}
+
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 since() { awk "BEGIN { printf \"%.1f\", $(uptime_s) - $1 }"; }
 
@@ -87,6 +107,13 @@ case_setup() {
 	pcis=$(ls -d $DRV/0000:* 2>/dev/null | sed 's|.*/||' | sort)
 	PCI_A=$(echo "$pcis" | sed -n 1p)
 	PCI_B=$(echo "$pcis" | sed -n 2p)
+	# A: the e1000e behind the switch of the NVMe controller.
+	NVME=$(p2p_nvmes | sed -n 1p)
+	if [ -n "$NVME" ] && [ "$(pci_switch "$PCI_B")" = "$(pci_switch "$NVME")" ]; then
+		PCI_A=$(echo "$pcis" | sed -n 2p)
+		PCI_B=$(echo "$pcis" | sed -n 1p)
+	fi
+	ktap_diag "PCI: A $PCI_A (behind $(pci_switch "$PCI_A")), B $PCI_B (behind $(pci_switch "$PCI_B")), NVMe with p2pmem: ${NVME:-none}${NVME:+ (behind $(pci_switch "$NVME"))}"
 	IF_A=$(pci_if "$PCI_A")
 	IF_B=$(pci_if "$PCI_B")
 	ktap_check "two e1000e devices ($PCI_A $IF_A, $PCI_B $IF_B)" \
