@@ -1487,6 +1487,160 @@ static void netgpu_ctx_test_attach_socket_fail_nth(struct kunit *test)
 }
 #endif
 
+/* netgpu_ctx_test_unregister_mapping: what the map stub saw. */
+static struct {
+	struct netgpu_ctx	*ctx;
+	struct net_device	*dev;
+	struct completion	unregistered;
+	bool			started;
+	bool			dead;
+	bool			rtnl_free;
+} ctx_mapping;
+
+static int ctx_unregister_fn(void *dev)
+{
+	ctx_unregister(dev);
+	complete(&ctx_mapping.unregistered);
+	return 0;
+}
+
+/*
+ * The first page's map of an ATTACH_REGION, which holds the context's
+ * lock: the device is unregistered from another thread meanwhile, and
+ * the stub waits (up to 10 s each) for the context to be marked dead and
+ * for rtnl_lock to be free, then maps as netgpu_host_map_page() does.
+ */
+static dma_addr_t ctx_stub_map_page(struct device *dev, struct page *page)
+{
+	unsigned long timeout = jiffies + 10 * HZ;
+	struct task_struct *t;
+
+	if (!ctx_mapping.started) {
+		ctx_mapping.started = true;
+		t = kthread_run(ctx_unregister_fn, ctx_mapping.dev,
+				"netgpu-unregister");
+		if (IS_ERR(t)) {
+			complete(&ctx_mapping.unregistered);
+			goto map;
+		}
+		while (READ_ONCE(ctx_mapping.ctx->state) != NETGPU_CTX_DEAD &&
+		       time_before(jiffies, timeout))
+			msleep(20);
+		ctx_mapping.dead = READ_ONCE(ctx_mapping.ctx->state) ==
+				   NETGPU_CTX_DEAD;
+		while (ctx_mapping.dead && time_before(jiffies, timeout)) {
+			if (rtnl_trylock()) {
+				rtnl_unlock();
+				ctx_mapping.rtnl_free = true;
+				break;
+			}
+			msleep(20);
+		}
+	}
+map:
+	return dma_map_page_attrs(dev, page, 0, PAGE_SIZE, DMA_FROM_DEVICE,
+				  DMA_ATTR_SKIP_CPU_SYNC);
+}
+
+/*
+ * Review 2, LM2: an ATTACH_REGION holds the context's lock across its
+ * mapping (2^28 pages, or a dma-buf's fences); the device's
+ * NETDEV_UNREGISTER must neither wait for it nor keep rtnl_lock, which
+ * every rtnetlink user waits for, meanwhile.  Before, the notifier took
+ * the context's lock under rtnl_lock.  The attach ends attached and is
+ * undone by the release, or refused: nothing stays attached or mapped.
+ */
+static void netgpu_ctx_test_unregister_mapping(struct kunit *test)
+{
+	struct ctx_fix *f = test->priv;
+	struct netgpu_region *r;
+	struct netgpu_ctx *ctx;
+	unsigned int refs;
+	int id, err;
+
+	memset(&ctx_mapping, 0, sizeof(ctx_mapping));
+	init_completion(&ctx_mapping.unregistered);
+	ctx_mapping.dev = ctx_netdev(test, &init_net, f->dma_dev, 0);
+	r = ctx_region(test, ctx_user_mem(test, 2), 2, &id);
+	refs = refcount_read(&r->ref);
+	ctx = ctx_new(test);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    ctx_mapping.dev->ifindex),
+			0);
+	ctx_mapping.ctx = ctx;
+
+	kunit_activate_static_stub(test, netgpu_host_map_page,
+				   ctx_stub_map_page);
+	err = netgpu_ctx_attach_region(ctx, ctx_mem(test), id);
+	kunit_deactivate_static_stub(test, netgpu_host_map_page);
+	wait_for_completion(&ctx_mapping.unregistered);
+
+	KUNIT_EXPECT_TRUE(test, ctx_mapping.started);
+	KUNIT_EXPECT_TRUE(test, ctx_mapping.dead);
+	KUNIT_EXPECT_TRUE(test, ctx_mapping.rtnl_free);
+	KUNIT_EXPECT_TRUE(test, err == 0 || err == -ENODEV);
+	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_DEAD);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->atts));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), refs);
+}
+
+static int ctx_put_fn(void *ctx)
+{
+	netgpu_ctx_put(ctx);
+	return 0;
+}
+
+/*
+ * The device is unregistered while the last put of a context that holds
+ * it waits for rtnl_lock (the test holds it): the context is still on
+ * the notifier's list with no reference left.  The notifier leaves it
+ * to the put, which detaches it and lets the device go.  Before, the
+ * notifier took a reference on the dying context (a refcount WARN) and
+ * queued its release, which then ran on the freed context.
+ */
+static void netgpu_ctx_test_unregister_freeing(struct kunit *test)
+{
+	struct ctx_fix *f = test->priv;
+	unsigned long timeout = jiffies + 10 * HZ;
+	struct net_device *dev;
+	struct netgpu_region *r;
+	struct task_struct *t;
+	struct netgpu_ctx *ctx;
+	unsigned int refs;
+	int id;
+
+	dev = ctx_netdev(test, &init_net, f->dma_dev, 0);
+	r = ctx_region(test, ctx_user_mem(test, 2), 2, &id);
+	refs = refcount_read(&r->ref);
+	ctx = netgpu_ctx_create();
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    dev->ifindex), 0);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test), id),
+			0);
+
+	rtnl_lock();
+	t = kthread_run(ctx_put_fn, ctx, "netgpu-ctx-put");
+	if (IS_ERR(t)) {
+		rtnl_unlock();
+		netgpu_ctx_put(ctx);
+		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(t));
+		return;
+	}
+	/* The put is in netgpu_ctx_free(), which waits for rtnl_lock. */
+	while (refcount_read(&ctx->ref) && time_before(jiffies, timeout))
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ctx->ref), 0);
+	unregister_netdevice(dev);
+	/* Returns once the put let the device go. */
+	rtnl_unlock();
+
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->atts));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), refs);
+}
+
 /* A lock another thread holds while the case calls in. */
 struct ctx_holder {
 	void (*lock)(void *arg);
@@ -1941,6 +2095,8 @@ static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_unregister),
 	KUNIT_CASE(netgpu_ctx_test_netns_move),
 	KUNIT_CASE(netgpu_ctx_test_unregister_racing),
+	KUNIT_CASE(netgpu_ctx_test_unregister_mapping),
+	KUNIT_CASE(netgpu_ctx_test_unregister_freeing),
 	KUNIT_CASE_PARAM(netgpu_ctx_test_close_order,
 			 ctx_close_order_gen_params),
 	KUNIT_CASE(netgpu_ctx_test_create_fail_nth),

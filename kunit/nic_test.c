@@ -27,6 +27,7 @@
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
+#include <linux/sched/task.h>
 #include <linux/shmem_fs.h>
 #include <linux/skbuff.h>
 #include <linux/uaccess.h>
@@ -1743,6 +1744,28 @@ static void netgpu_nic_test_fill_budget(struct kunit *test)
  * nothing restarted the queue: it starved, and its maps went only with
  * the last buffer, after the device if it went first.
  */
+/*
+ * /sys/kernel/debug/netgpu/stuck lists the mock NIC's rx queue 0 with
+ * @err after @tries restarts, or (@tries 0) nothing.
+ */
+static void nic_expect_stuck(struct kunit *test, struct nic_fix *f, int err,
+			     u32 tries)
+{
+	struct seq_file m = { .size = 256 };
+	char want[256];
+
+	m.buf = kunit_kzalloc(test, m.size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m.buf);
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_stuck_show(&m, NULL), 0);
+	if (tries)
+		snprintf(want, sizeof(want),
+			 "%s rxq 0 err %d tries %u\nstuck 1\n",
+			 netdev_name(f->nic->ndev), err, tries);
+	else
+		strscpy(want, "stuck 0\n", sizeof(want));
+	KUNIT_EXPECT_STREQ(test, m.buf, want);
+}
+
 static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 {
 	/* 64 + 16 buffers for the NIC; the host page is for copies. */
@@ -1786,6 +1809,8 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, f->nic->pp, pp);
 	KUNIT_EXPECT_PTR_EQ(test, pp->mp_priv, (void *)ifq);
 	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 1);
+	/* Visible to the administrator, not only as a netdev_warn(). */
+	nic_expect_stuck(test, f, -EIO, 1);
 
 	/* The old pool asks for more: none, though the free list has 16. */
 	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
@@ -1797,12 +1822,14 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	flush_delayed_work(&ifq->retry);
 	KUNIT_EXPECT_PTR_EQ(test, f->nic->pp, pp);
 	KUNIT_EXPECT_PTR_EQ(test, ifq->netdev, f->nic->ndev);
+	nic_expect_stuck(test, f, -EIO, 2);
 
 	/* The next one restarts the queue: maps and device go. */
 	f->nic->fail_alloc = 0;
 	flush_delayed_work(&ifq->retry);
 	nic_expect_plain_queue(test, f->nic);
 	KUNIT_EXPECT_NULL(test, ifq->netdev);
+	nic_expect_stuck(test, f, 0, 0);
 	for (i = 0; i < n; i++)
 		page_pool_put_full_netmem(pp, nm[i], false);
 	netgpu_mem_flush();
@@ -3026,10 +3053,65 @@ static void netgpu_sock_test_bind_file_fails(struct kunit *test)
 	netgpu_region_put(r);
 }
 
+/* netgpu_sock_test_walk_breaks: the breaks seen, those under the lock. */
+static struct {
+	struct netgpu_ifq	*ifq;
+	int			breaks;
+	int			locked;
+} nic_walk;
+
+static void nic_stub_walk_break(struct netgpu_ifq *ifq)
+{
+	KUNIT_EXPECT_PTR_EQ(kunit_get_current_test(), ifq, nic_walk.ifq);
+	nic_walk.breaks++;
+	/* BH on, and the lock free (nothing else takes it in this case). */
+	if (in_softirq())
+		nic_walk.locked++;
+	else if (spin_trylock_bh(&ifq->fill_lock))
+		spin_unlock_bh(&ifq->fill_lock);
+	else
+		nic_walk.locked++;
+}
+
+/*
+ * Review 2, L3: GET_STATS and the accounting walk every buffer of a
+ * queue (up to 2^24), and the accounting did it under the fill lock with
+ * bottom halves off, which the refill needs.  Both break every
+ * NETGPU_IFQ_WALK_BATCH buffers without the lock, BH on.
+ */
+static void netgpu_sock_test_walk_breaks(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 2 * 1024 + 7);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct netgpu_account a = {};
+	struct netgpu_stats st = {};
+
+	KUNIT_ASSERT_EQ(test, ifq->nr_areas, 1);
+	KUNIT_ASSERT_EQ(test, ifq->nr_bufs, 2 * 1024 + 7);
+	memset(&nic_walk, 0, sizeof(nic_walk));
+	nic_walk.ifq = ifq;
+	kunit_activate_static_stub(test, netgpu_ifq_walk_break,
+				   nic_stub_walk_break);
+	netgpu_ifq_get_stats(ifq, &st);
+	KUNIT_EXPECT_EQ(test, nic_walk.breaks, 2);
+	netgpu_ifq_account(ifq, &a);
+	kunit_deactivate_static_stub(test, netgpu_ifq_walk_break);
+	KUNIT_EXPECT_EQ(test, nic_walk.breaks, 4);
+	KUNIT_EXPECT_EQ(test, nic_walk.locked, 0);
+	/* And they counted every buffer (all free). */
+	KUNIT_EXPECT_EQ(test, st.bufs_cache, ifq->nr_bufs);
+	KUNIT_EXPECT_EQ(test, a.total, ifq->nr_bufs);
+	KUNIT_EXPECT_EQ(test, a.free, ifq->nr_bufs);
+}
+
 struct sock_binder {
 	struct netgpu_ctx	*ctx;
+	struct netgpu_mem	*mem;
+	int			id;
 	struct file		*file;
+	int			detached;
 	struct completion	done;
+	struct completion	detach_done;
 };
 
 static int sock_binder_fn(void *arg)
@@ -3043,18 +3125,30 @@ static int sock_binder_fn(void *arg)
 	return 0;
 }
 
+static int sock_detacher_fn(void *arg)
+{
+	struct sock_binder *b = arg;
+
+	b->detached = netgpu_ctx_detach_region(b->ctx, b->mem, b->id);
+	complete(&b->detach_done);
+	return 0;
+}
+
 /*
  * DETACH_REGION while BIND_QUEUE waits for rtnl_lock (the test holds
  * it): the queue was made and holds the region, so the detach is
  * refused as it is once the queue is bound.  Before, the region was
  * detached, the queue bound anyway, and a later REMOVE_REGION never
- * reached it: the NIC went on writing the "removed" memory.
+ * reached it: the NIC went on writing the "removed" memory.  The
+ * binder holds the context's lock while it waits (it comes before
+ * rtnl_lock), so the detach, from a thread of its own, waits for the
+ * bind and is refused after it.
  */
 static void netgpu_sock_test_detach_while_binding(struct kunit *test)
 {
 	struct nic_fix *f = test->priv;
+	struct task_struct *t, *d;
 	struct sock_binder *b;
-	struct task_struct *t;
 	unsigned long timeout;
 	struct netgpu_region *r;
 	struct netgpu_mem *mem;
@@ -3065,7 +3159,10 @@ static void netgpu_sock_test_detach_while_binding(struct kunit *test)
 	b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, b);
 	b->ctx = ctx;
+	b->mem = mem;
+	b->id = id;
 	init_completion(&b->done);
+	init_completion(&b->detach_done);
 
 	rtnl_lock();
 	t = kthread_run(sock_binder_fn, b, "netgpu-binder");
@@ -3080,10 +3177,26 @@ static void netgpu_sock_test_detach_while_binding(struct kunit *test)
 		msleep(20);
 	KUNIT_EXPECT_EQ(test, atomic_read(&r->holder), 1);
 	KUNIT_EXPECT_FALSE(test, completion_done(&b->done));
-	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, mem, id), -EBUSY);
+	d = kthread_run(sock_detacher_fn, b, "netgpu-detacher");
+	if (!IS_ERR(d))
+		get_task_struct(d);
+	/* It waits for the context's lock, which the binder holds. */
+	timeout = jiffies + 10 * HZ;
+	while (!IS_ERR(d) && READ_ONCE(d->__state) != TASK_UNINTERRUPTIBLE &&
+	       !completion_done(&b->detach_done) &&
+	       time_before(jiffies, timeout))
+		msleep(20);
+	KUNIT_EXPECT_FALSE(test, completion_done(&b->detach_done));
 	rtnl_unlock();
 	wait_for_completion(&b->done);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(b->file));
+	if (IS_ERR(d)) {
+		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(d));
+	} else {
+		wait_for_completion(&b->detach_done);
+		KUNIT_EXPECT_EQ(test, b->detached, -EBUSY);
+		put_task_struct(d);
+	}
 
 	/* The removal reaches the queue. */
 	netgpu_region_revoke(r);
@@ -5417,6 +5530,58 @@ static void netgpu_sock_test_bind_xdp(struct kunit *test)
 	nic_wait_pool_gone(test, f, ifq);
 }
 
+#if IS_ENABLED(CONFIG_XDP_SOCKETS)
+static void sock_xsk_clear_action(void *dev)
+{
+	struct net_device *ndev = dev;
+
+	rtnl_lock();
+	__netif_get_rx_queue(ndev, 0)->pool = NULL;
+	rtnl_unlock();
+}
+
+/*
+ * An rx queue with an AF_XDP zero-copy pool binds no provider: -EBUSY
+ * (mainline's __net_mp_open_rxq()), given or with "any" (no other queue
+ * is free: the mock NIC has one); the queue is left NEW.  The case
+ * installs the pool as xsk_reg_pool_at_qid() would, a pointer nothing
+ * but the check reads, and clears it before the device goes.
+ *
+ * Kills deleting the AF_XDP test of netgpu_ifq_check_rxq(), which no
+ * test kernel compiled before CONFIG_XDP_SOCKETS (review 2, tests.md
+ * 4.4).
+ */
+static void netgpu_sock_test_bind_xsk_pool(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 8);
+	struct netgpu_ifq *ifq = nic_new_ifq(test, f);
+	struct xsk_buff_pool *pool;
+	u32 q = 0;
+
+	/* Never dereferenced: the check reads the pointer only. */
+	pool = kunit_kzalloc(test, 64, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pool);
+	mock_nic_register(test, f->nic);
+	rtnl_lock();
+	__netif_get_rx_queue(f->nic->ndev, 0)->pool = pool;
+	rtnl_unlock();
+	mock_defer(test, sock_xsk_clear_action, f->nic->ndev);
+
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, false), -EBUSY);
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, true), -EBUSY);
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_NEW);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	nic_expect_plain_queue(test, f->nic);
+
+	kunit_release_action(test, sock_xsk_clear_action, f->nic->ndev);
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_BOUND);
+	nic_unbind(ifq);
+	nic_expect_plain_queue(test, f->nic);
+	nic_wait_pool_gone(test, f, ifq);
+}
+#endif
+
 /* ===== Zero-copy transmit ===== */
 
 static void tx_txq_put_action(void *txq)
@@ -6132,6 +6297,7 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_remove_region),
 	KUNIT_CASE(netgpu_sock_test_bind_file_fails),
 	KUNIT_CASE(netgpu_sock_test_detach_while_binding),
+	KUNIT_CASE(netgpu_sock_test_walk_breaks),
 	KUNIT_CASE_PARAM(netgpu_sock_test_close_order, sock_close_gen_params),
 	KUNIT_CASE(netgpu_sock_test_tcp),
 	KUNIT_CASE(netgpu_sock_test_attach_refused),
@@ -6161,6 +6327,9 @@ static struct kunit_case sock_test_cases[] = {
 	KUNIT_CASE(netgpu_sock_test_release_page),
 	KUNIT_CASE(netgpu_sock_test_area_dma_fails),
 	KUNIT_CASE(netgpu_sock_test_bind_xdp),
+#if IS_ENABLED(CONFIG_XDP_SOCKETS)
+	KUNIT_CASE(netgpu_sock_test_bind_xsk_pool),
+#endif
 	KUNIT_CASE(netgpu_sock_test_tx_stream),
 	KUNIT_CASE(netgpu_sock_test_tx_skb_paths),
 	KUNIT_CASE(netgpu_sock_test_tx_refused),

@@ -437,7 +437,8 @@ case_bind_unbind() {
 # Down and up while bound: the provider stays on the rx queue, the pool
 # e1000e creates on up is netgpu's.  A non-IP frame of 1000 bytes cannot
 # be split: dropped and counted (rx_unsplit_drop), not received; nor
-# can an ICMP echo request be (rx_csum_unverified_drop).
+# can an ICMP echo request be (rx_csum_unverified_drop).  Both are in
+# rx_dropped and on the skb:kfree_skb tracepoint with their reasons.
 # rx_drop: the drop column of A's device in A's /proc/net/dev, which is
 # rx_dropped + rx_missed_errors of ndo_get_stats64().
 rx_drop() {
@@ -606,7 +607,7 @@ case_poll0() {
 }
 
 case_updown() {
-	local u0 u1 d0 d1 src
+	local u0 u1 u2 c0 c1 d0 d1 src drops
 	ktap_check "netgpu-rx listening, $IF_A rx queue 0 bound" \
 		ngrx_start e1000e_updown -n "$SMALL" -v $((SEED + 30)) -t 60 -m host -s 16
 	in_a ip link set dev "$IF_A" down
@@ -617,8 +618,13 @@ case_updown() {
 	ktap_check "rx ring resized twice while bound (ethtool -G 512, 256)" \
 		ring_there_and_back
 	ktap_check "netgpu-rx still running" kill -0 "$NGRX_BG"
+	# Review 2, E7: the two drops are freed with a drop reason, so that
+	# dropwatch sees them: the skb:kfree_skb tracepoint from here to
+	# the last ping.
+	ktap_check "skb:kfree_skb tracepoint on" drop_trace on
 	d0=$(rx_drop)
 	u0=$(ctr rx_unsplit_drop)
+	c0=$(ctr rx_csum_unverified_drop)
 	in_b "$E1K" raw "$IF_B" "$MAC_A" 1000 4 > /dev/null
 	sleep 1
 	u1=$(ctr rx_unsplit_drop)
@@ -627,15 +633,23 @@ case_updown() {
 	# ICMP is split after the IP header, its body in netgpu's buffer,
 	# with no checksum the device verified: the stack would have to read
 	# it (__skb_checksum() warned before patches/0016 dropped these).
-	u0=$(ctr rx_csum_unverified_drop)
 	in_b ping -c 3 -W 1 $A_IP > /dev/null 2>&1
-	u1=$(ctr rx_csum_unverified_drop)
-	ktap_check "3 pings while bound: no reply, the requests dropped and counted (rx_csum_unverified_drop +$((u1 - u0)))" \
-		test $((u1 - u0)) -eq 3
+	c1=$(ctr rx_csum_unverified_drop)
+	ktap_check "3 pings while bound: no reply, the requests dropped and counted (rx_csum_unverified_drop +$((c1 - c0)))" \
+		test $((c1 - c0)) -eq 3
 	# Before patches/0016's fix e1000e_get_stats64() left rx_dropped at 0.
 	d1=$(rx_drop)
 	ktap_check "the 4 + 3 drops in rx_dropped too (/proc/net/dev drop +$((d1 - d0)))" \
 		test $((d1 - d0)) -ge 7
+	# Nothing is sent to A now: the counters and the trace cover the
+	# same drops.
+	u2=$(ctr rx_unsplit_drop)
+	drops=$(drop_trace off e1000_clean_rx_irq_ps)
+	ktap_diag "drops traced in e1000_clean_rx_irq_ps: ${drops:-none}"
+	ktap_check "each unsplit drop traced as UNHANDLED_PROTO ($(drop_count "$drops" UNHANDLED_PROTO) for rx_unsplit_drop +$((u2 - u0)))" \
+		test "$(drop_count "$drops" UNHANDLED_PROTO)" -eq $((u2 - u0))
+	ktap_check "each unverified checksum drop traced as SKB_CSUM ($(drop_count "$drops" SKB_CSUM) for rx_csum_unverified_drop +$((c1 - c0)))" \
+		test "$(drop_count "$drops" SKB_CSUM)" -eq $((c1 - c0))
 	in_b timeout 120 "$NSIM_TCP" send $A_IP $PORT "$SMALL" $((SEED + 30)) > /tmp/send.out 2>&1
 	src=$?
 	[ $src -eq 0 ] || kill "$NGRX_BG" 2>/dev/null

@@ -17,6 +17,7 @@
  *		<host|udmabuf|remove|copy|msgzc> [<region MiB, default 8>]
  *   nsim_netgpu netem <ifname> <loss in 1/10000, 0 deletes it>
  *   nsim_netgpu memcg <ifname> <cgroup dir> <limit KiB> <adds> <slack KiB>
+ *   nsim_netgpu setlink <ifname> <gso_max_size|gso_ipv4_max_size> <bytes>
  *
  * bind: registers <pages> pages of anonymous host memory
  * (/dev/netgpu_mem), attaches <ifname> and the region to a context
@@ -127,6 +128,13 @@
  * with probability <loss>/10000 (rtnetlink RTM_NEWQDISC, netem's
  * tc_netem_qopt: busybox has no tc), or deletes the root qdisc with 0.
  * The kernel draws the drops (not reproducible packet by packet).
+ *
+ * setlink: sets <ifname>'s gso_max_size or gso_ipv4_max_size to <bytes>
+ * (rtnetlink RTM_SETLINK with IFLA_GSO_MAX_SIZE or IFLA_GSO_IPV4_MAX_SIZE:
+ * busybox's ip has neither).  Prints
+ * "setlink: <ifname> <attr> <bytes>: accepted" and exits 0, or
+ * "setlink: <ifname> <attr> <bytes>: refused: <errno> (<extack message>)"
+ * and exits 1.
  *
  * Exit status: 0 success, 1 failure, 2 usage, 3 the kernel has no netgpu
  * (or no NIC interface: BIND_QUEUE fails with EOPNOTSUPP).  Every wait
@@ -2368,6 +2376,107 @@ static int do_netem(int argc, char **argv)
 	return 0;
 }
 
+/* ===== setlink: a device's GSO size limits ===== */
+
+/* IFLA_GSO_IPV4_MAX_SIZE (v6.3) is newer than the host's uapi headers. */
+#define NG_IFLA_GSO_IPV4_MAX_SIZE 63
+
+/* The ack of @req, which must be the only reply: 0 or -errno, and the
+ * extended ack's message (NETLINK_EXT_ACK, NETLINK_CAP_ACK) in @msg.
+ */
+static int ng_nl_ack(int fd, struct nlmsghdr *req, char *msg, size_t msglen)
+{
+	static char buf[8192];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	const struct nlmsghdr *nh;
+	const struct nlmsgerr *e;
+	const struct nlattr *a;
+	ssize_t n;
+	int len;
+
+	msg[0] = 0;
+	if (send(fd, req, req->nlmsg_len, 0) < 0)
+		return -errno;
+	if (poll(&p, 1, 10000) != 1)
+		return -ETIMEDOUT;
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n < 0)
+		return -errno;
+	nh = (const struct nlmsghdr *)buf;
+	if (!NLMSG_OK(nh, n) || nh->nlmsg_type != NLMSG_ERROR ||
+	    nh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+		return -EPROTO;
+	e = NLMSG_DATA(nh);
+	if (!(nh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return e->error;
+	/* With NETLINK_CAP_ACK the request is not echoed: TLVs follow. */
+	a = (const struct nlattr *)((const char *)e + sizeof(*e));
+	len = nh->nlmsg_len - NLMSG_LENGTH(sizeof(*e));
+	while (len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len) {
+		if (a->nla_type == NLMSGERR_ATTR_MSG)
+			snprintf(msg, msglen, "%.*s", a->nla_len - NLA_HDRLEN,
+				 (const char *)a + NLA_HDRLEN);
+		len -= NLA_ALIGN(a->nla_len);
+		a = (const struct nlattr *)((const char *)a + NLA_ALIGN(a->nla_len));
+	}
+	return e->error;
+}
+
+static int do_setlink(int argc, char **argv)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+		char attrs[64];
+	} req = {};
+	unsigned int ifindex, val;
+	unsigned long bytes;
+	int fd, err, type, one = 1;
+	char msg[256], *end;
+
+	if (argc != 5)
+		return 2;
+	if (!strcmp(argv[3], "gso_max_size"))
+		type = IFLA_GSO_MAX_SIZE;
+	else if (!strcmp(argv[3], "gso_ipv4_max_size"))
+		type = NG_IFLA_GSO_IPV4_MAX_SIZE;
+	else
+		return 2;
+	bytes = strtoul(argv[4], &end, 10);
+	if (*end || !*argv[4] || bytes > UINT32_MAX)
+		return 2;
+	val = bytes;
+	ifindex = if_nametoindex(argv[2]);
+	if (!ifindex) {
+		printf("setlink: %s: %s\n", argv[2], strerror(errno));
+		return 1;
+	}
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one)) ||
+	    setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one))) {
+		printf("setlink: socket: %s\n", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.ifi));
+	req.nh.nlmsg_type = RTM_SETLINK;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	req.ifi.ifi_family = AF_UNSPEC;
+	req.ifi.ifi_index = ifindex;
+	ng_nla_put(&req.nh, type, &val, sizeof(val));
+	err = ng_nl_ack(fd, &req.nh, msg, sizeof(msg));
+	close(fd);
+	if (err) {
+		printf("setlink: %s %s %u: refused: %s (%s)\n", argv[2], argv[3],
+		       val, strerror(-err), msg[0] ? msg : "no message");
+		return 1;
+	}
+	printf("setlink: %s %s %u: accepted\n", argv[2], argv[3], val);
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
@@ -2379,6 +2488,7 @@ static int usage(void)
 		"       nsim_netgpu send <ifname> <address> <port> <bytes> <seed> <host|udmabuf|remove|copy|msgzc> [<region MiB>]\n"
 		"       nsim_netgpu netem <ifname> <loss in 1/10000, 0 deletes it>\n"
 		"       nsim_netgpu memcg <ifname> <cgroup dir> <limit KiB> <adds> <slack KiB>\n"
+		"       nsim_netgpu setlink <ifname> <gso_max_size|gso_ipv4_max_size> <bytes>\n"
 		"bind commands (\"<n> <command>\" lines): check <seed> <bytes>, stats,\n"
 		"ring, poll, bind2, dead, unbind, quit\n");
 	return 2;
@@ -2406,6 +2516,8 @@ int main(int argc, char **argv)
 		rc = do_netem(argc, argv);
 	else if (argc > 1 && !strcmp(argv[1], "memcg"))
 		rc = do_memcg(argc, argv);
+	else if (argc > 1 && !strcmp(argv[1], "setlink"))
+		rc = do_setlink(argc, argv);
 	if (rc == 2 || rc < 0)
 		return usage();
 	printf("nsim_netgpu: exit %d\n", rc);

@@ -159,7 +159,27 @@ case_tcp_split() {
 	ktap_check "split payload bytes >= bytes sent" test $((b1 - b0)) -ge "$BYTES"
 	ktap_diag "split payload bytes beyond the stream (retransmitted): $((b1 - b0 - $BYTES))"
 	ktap_check "no split drops" test $((d1 - d0)) -eq 0
+	# Review 2, N5: the split's MAX_SKB_FRAGS guard (patches/0009)
+	# cannot trigger because B, the sender, cannot raise its GSO limits
+	# above netdevsim's tso_max_size (64 KiB): rtnetlink refuses them,
+	# so no GSO skb over 16 pages of payload reaches A.  64 KiB itself
+	# is accepted (the tool's request is sound; it is the default).
+	for attr in gso_max_size gso_ipv4_max_size; do
+		ktap_check "$IF_B $attr 131072 refused (rtnetlink: too big $attr)" \
+			setlink_refused $attr 131072
+		ktap_check "$IF_B $attr 65537 refused" setlink_refused $attr 65537
+		ktap_check "$IF_B $attr 65536 accepted" \
+			quiet in_b "$NSIM_NETGPU" setlink "$IF_B" $attr 65536
+	done
 	return $ktap_fail
+}
+
+# setlink_refused <attr> <bytes>: B's RTM_SETLINK of its <attr>
+# (nsim_netgpu setlink: busybox's ip has no gso_max_size) fails with
+# rtnetlink's "too big <attr>".
+setlink_refused() {
+	in_b "$NSIM_NETGPU" setlink "$IF_B" "$1" "$2" 2>&1 |
+		grep -q "refused: Invalid argument (too big $1)"
 }
 
 case_tcp_split_small_writes() {
@@ -747,13 +767,24 @@ case_netgpu_rx_remove() {
 }
 
 # Hostile and unlucky users: one that never gives buffers back (the
-# stream stalls, closing frees everything), one that gives back garbage
+# stream stalls, closing frees everything; the segments that find the
+# provider dry are dropped as NOMEM), one that gives back garbage
 # and twice (rejected and counted, the stream still arrives whole), one
 # killed with SIGKILL mid-stream (netgpu-rx itself: $NGRX_BG is its pid,
 # and it must die of the signal with the stream part way).
 case_netgpu_rx_hostile() {
-	local spid rej p0 o0 o1 rc src
+	local spid rej p0 o0 o1 rc src d0 d1 drops
 	echo 1 > $A_DFS/rx_split
+	# Review 2, N5: of the split's drop reasons only NOMEM is reachable
+	# here, when the provider has no buffer for a segment's payload.
+	# DEV_READY needs a bus device without dma-direct or coherent DMA,
+	# or a buffer with no page behind its DMA address (every region
+	# here is RAM); PKT_TOO_BIG a payload over MAX_SKB_FRAGS pages
+	# (case_tcp_split: the GSO limits forbid it); HDR_TRUNC and
+	# SKB_CSUM a peer's skb shorter than the headers it was parsed for,
+	# or its checksum field outside them.
+	ktap_check "hold: skb:kfree_skb tracepoint on" drop_trace on
+	d0=$(counter rx_split_drops)
 	ktap_check "hold: netgpu-rx listening" \
 		ngrx_start netgpu_rx_hold -m host -s 1 -t 5 --hostile hold
 	# $! is nsim_tcp itself (busybox's timeout execs it): the kill below
@@ -767,6 +798,15 @@ case_netgpu_rx_hostile() {
 	kill "$spid" 2>/dev/null
 	wait "$spid"
 	ktap_check "hold: closing freed every buffer (no page pool left)" ngrx_pools_gone
+	# The provider is gone: no segment can find it dry any more, and
+	# the counter and the trace cover the same drops.
+	d1=$(counter rx_split_drops)
+	drops=$(drop_trace off nsim_)
+	ktap_diag "hold: rx_split_drops +$((d1 - d0)), drops traced in netdevsim: ${drops:-none}"
+	ktap_check "hold: segments dropped while the provider was dry (rx_split_drops +$((d1 - d0)))" \
+		test $((d1 - d0)) -gt 0
+	ktap_check "hold: each traced as NOMEM ($(drop_count "$drops" NOMEM) for rx_split_drops +$((d1 - d0)))" \
+		test "$(drop_count "$drops" NOMEM)" -eq $((d1 - d0))
 
 	ktap_check "garbage: every byte arrives and is checked" \
 		ngrx netgpu_rx_garbage $((RX_SMALL / 4)) $((SEED + 36)) -m host -s 4 --hostile garbage

@@ -66,7 +66,6 @@ struct netgpu_ctx *netgpu_ctx_create(void)
 	ctx->state = NETGPU_CTX_NEW;
 	INIT_LIST_HEAD(&ctx->node);
 	INIT_LIST_HEAD(&ctx->ifqs);
-	INIT_LIST_HEAD(&ctx->binding);
 	INIT_LIST_HEAD(&ctx->sockqs);
 	INIT_WORK(&ctx->revoke_work, netgpu_ctx_revoke_work);
 	INIT_WORK(&ctx->release_work, netgpu_ctx_release_work);
@@ -90,7 +89,8 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_get);
 static int netgpu_ctx_check_attached(struct netgpu_ctx *ctx)
 {
 	lockdep_assert_held(&ctx->lock);
-	return ctx->state == NETGPU_CTX_ATTACHED ? 0 : -ENODEV;
+	/* NETDEV_UNREGISTER marks it dead under rtnl_lock alone. */
+	return READ_ONCE(ctx->state) == NETGPU_CTX_ATTACHED ? 0 : -ENODEV;
 }
 
 /**
@@ -99,12 +99,6 @@ static int netgpu_ctx_check_attached(struct netgpu_ctx *ctx)
  * @ifq: the queue (the owner's reference)
  * @node: in &netgpu_ctx.ifqs
  */
-/* A queue made, not bound yet (&netgpu_ctx.binding). */
-struct netgpu_ctx_binding {
-	struct netgpu_ifq	*ifq;
-	struct list_head	node;
-};
-
 /* The device of @ctx goes: so do its queues' bindings and DMA maps. */
 static void netgpu_ctx_ifqs_dev_gone(struct netgpu_ctx *ctx)
 {
@@ -120,14 +114,9 @@ static bool netgpu_ctx_queue_holds(struct netgpu_ctx *ctx,
 {
 	struct netgpu_ifq_file *qf;
 
-	struct netgpu_ctx_binding *b;
-
 	lockdep_assert_held(&ctx->lock);
 	list_for_each_entry(qf, &ctx->ifqs, node)
 		if (netgpu_ifq_holds(qf->ifq, r))
-			return true;
-	list_for_each_entry(b, &ctx->binding, node)
-		if (netgpu_ifq_holds(b->ifq, r))
 			return true;
 	return false;
 }
@@ -145,13 +134,13 @@ static void netgpu_ctx_revoke_work(struct work_struct *work)
 					      revoke_work);
 	struct netgpu_ifq_file *qf;
 
-	rtnl_lock();
 	mutex_lock(&ctx->lock);
+	rtnl_lock();
 	list_for_each_entry(qf, &ctx->ifqs, node)
 		if (netgpu_ifq_revoked(qf->ifq))
 			netgpu_ifq_unbind(qf->ifq);
-	mutex_unlock(&ctx->lock);
 	rtnl_unlock();
+	mutex_unlock(&ctx->lock);
 }
 
 /*
@@ -189,12 +178,12 @@ static int netgpu_ifq_file_release(struct inode *inode, struct file *file)
 	struct netgpu_ifq_file *qf = file->private_data;
 	struct netgpu_ctx *ctx = qf->ctx;
 
-	rtnl_lock();
 	mutex_lock(&ctx->lock);
+	rtnl_lock();
 	list_del(&qf->node);
 	netgpu_ifq_unbind(qf->ifq);
-	mutex_unlock(&ctx->lock);
 	rtnl_unlock();
+	mutex_unlock(&ctx->lock);
 
 	/* Unbound: no receive path hands buffers to user space any more. */
 	netgpu_ifq_scrub(qf->ifq);
@@ -381,15 +370,15 @@ static void netgpu_ctx_release_dev_locked(struct netgpu_ctx *ctx,
 	ctx->dma_dev = NULL;
 	netdev_put(ctx->netdev, &ctx->tracker);
 	ctx->netdev = NULL;
-	ctx->state = state;
+	WRITE_ONCE(ctx->state, state);
 }
 
 static void netgpu_ctx_free(struct netgpu_ctx *ctx)
 {
 	bool attached;
 
-	rtnl_lock();
 	mutex_lock(&ctx->lock);
+	rtnl_lock();
 	/* Or the notifier detached it: DEAD or NEW, nothing held. */
 	attached = ctx->state == NETGPU_CTX_ATTACHED;
 	if (attached) {
@@ -397,8 +386,8 @@ static void netgpu_ctx_free(struct netgpu_ctx *ctx)
 		list_del_init(&ctx->node);
 		netgpu_ctx_ifqs_dev_gone(ctx);
 	}
-	mutex_unlock(&ctx->lock);
 	rtnl_unlock();
+	mutex_unlock(&ctx->lock);
 	/*
 	 * The grace period and the unmaps of every region without
 	 * rtnl_lock, which every rtnetlink user on the machine waits for.
@@ -449,7 +438,7 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_put);
  * rtnl_lock, so that its NETDEV_UNREGISTER cannot run before the context
  * is on the list the notifier walks.
  *
- * Context: Process context, may sleep.  Takes rtnl_lock, then @ctx->lock.
+ * Context: Process context, may sleep.  Takes @ctx->lock, then rtnl_lock.
  * Return: 0; -EPERM without the capability; -ENODEV if @net has no such
  * device, or the context's device was unregistered; -EBUSY if a device is
  * attached already; -EOPNOTSUPP if the device has no DMA device; -EINTR
@@ -466,9 +455,11 @@ int netgpu_ctx_attach_dev(struct netgpu_ctx *ctx, struct net *net,
 	if (!ns_capable(net->user_ns, CAP_NET_ADMIN))
 		return -EPERM;
 
-	if (rtnl_lock_killable())
-		return -EINTR;
 	mutex_lock(&ctx->lock);
+	if (rtnl_lock_killable()) {
+		mutex_unlock(&ctx->lock);
+		return -EINTR;
+	}
 	if (ctx->state != NETGPU_CTX_NEW) {
 		err = ctx->state == NETGPU_CTX_DEAD ? -ENODEV : -EBUSY;
 		goto out_unlock;
@@ -490,13 +481,13 @@ int netgpu_ctx_attach_dev(struct netgpu_ctx *ctx, struct net *net,
 	ctx->dma_dev = get_device(parent);
 	netgpu_memctx_init(&ctx->mc, parent);
 	ctx->mc.revoked = netgpu_ctx_region_revoked;
-	ctx->state = NETGPU_CTX_ATTACHED;
+	WRITE_ONCE(ctx->state, NETGPU_CTX_ATTACHED);
 	list_add_tail(&ctx->node, &netgpu_ctx_list);
 	err = 0;
 
 out_unlock:
-	mutex_unlock(&ctx->lock);
 	rtnl_unlock();
+	mutex_unlock(&ctx->lock);
 	return err;
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_attach_dev);
@@ -594,10 +585,10 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_detach_region);
  * the queue and takes back the buffers user space held.
  *
  * The queue is made under @ctx->lock alone (it allocates and walks every
- * page of the regions), then bound under rtnl_lock and @ctx->lock.
+ * page of the regions), then bound under rtnl_lock too.
  *
- * Context: Process context, may sleep.  Takes @ctx->lock, then rtnl_lock
- * and @ctx->lock.
+ * Context: Process context, may sleep.  Takes @ctx->lock, then
+ * rtnl_lock.
  * Return: the queue's file (O_RDWR; the caller installs it in a file
  * descriptor, or fput()s it, which unbinds); ERR_PTR(-ENODEV) if no
  * device is attached, or a region was removed while the queue was made;
@@ -618,8 +609,14 @@ struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
 	int err;
 
 	struct netgpu_ifq *scrub = NULL;
-	struct netgpu_ctx_binding b;
 
+	/*
+	 * @ctx->lock across the whole call: the regions the queue holds
+	 * cannot be detached before it is bound (or gone).  Long (a queue
+	 * restart; on e1000e a link reset), and the context's other calls
+	 * wait (a RECV pass picking its copy queue, GET_STATS), but
+	 * nothing waits for @ctx->lock holding rtnl_lock.
+	 */
 	mutex_lock(&ctx->lock);
 	err = netgpu_ctx_check_attached(ctx);
 	/* Racy against a change of the count: the NIC unit rechecks. */
@@ -627,27 +624,18 @@ struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
 	    *queue_id >= READ_ONCE(ctx->netdev->real_num_rx_queues))
 		err = -EINVAL;
 	ifq = err ? ERR_PTR(err) : netgpu_ctx_new_ifq(ctx, fill);
-	/* Its regions may not be detached while rtnl_lock is awaited. */
-	if (!IS_ERR(ifq)) {
-		b.ifq = ifq;
-		list_add_tail(&b.node, &ctx->binding);
-	}
-	mutex_unlock(&ctx->lock);
-	if (IS_ERR(ifq))
+	if (IS_ERR(ifq)) {
+		mutex_unlock(&ctx->lock);
 		return ERR_CAST(ifq);
-
+	}
 	if (rtnl_lock_killable()) {
-		mutex_lock(&ctx->lock);
-		list_del(&b.node);
 		mutex_unlock(&ctx->lock);
 		netgpu_ifq_put(ifq);
 		return ERR_PTR(-EINTR);
 	}
-	mutex_lock(&ctx->lock);
-	list_del(&b.node);
 	file = netgpu_ctx_bind_ifq(ctx, ifq, queue_id, any, &scrub);
-	mutex_unlock(&ctx->lock);
 	rtnl_unlock();
+	mutex_unlock(&ctx->lock);
 	if (scrub)
 		netgpu_ctx_bind_failed(ctx, scrub);
 	return file;
@@ -924,39 +912,66 @@ EXPORT_SYMBOL_IF_KUNIT(netgpu_ctx_account);
  *   descs <D> returned <R> scrubbed <S> outstanding <O>   (one line)
  *   contexts <N>
  *
- * Context: Process context.  Takes rtnl_lock (the list of contexts), then
- * each context's lock.
- * Return: 0.
+ * Context: Process context.  Takes rtnl_lock (the list of contexts),
+ * then, without it, each context's lock.
+ * Return: 0, or -ENOMEM.
  */
 VISIBLE_IF_KUNIT int netgpu_ctx_accounting_show(struct seq_file *m,
 						void *unused)
 {
+	struct netgpu_ctx **ctxs, *ctx;
 	struct netgpu_account a;
-	struct netgpu_ctx *ctx;
-	u32 nr = 0;
+	u32 i, nr = 0;
 
+	/*
+	 * Referenced under rtnl_lock, counted without it: each context's
+	 * lock is taken first (&struct netgpu_ctx), and may be held long.
+	 */
 	rtnl_lock();
+	list_for_each_entry(ctx, &netgpu_ctx_list, node)
+		nr++;
+	ctxs = kmalloc_array(nr, sizeof(*ctxs), GFP_KERNEL);
+	if (!ctxs) {
+		rtnl_unlock();
+		return -ENOMEM;
+	}
+	nr = 0;
 	list_for_each_entry(ctx, &netgpu_ctx_list, node) {
-		netgpu_ctx_account(ctx, &a);
+		/* Not one being freed (netgpu_ctx_free() waits for rtnl). */
+		if (refcount_inc_not_zero(&ctx->ref))
+			ctxs[nr++] = ctx;
+	}
+	rtnl_unlock();
+
+	for (i = 0; i < nr; i++) {
+		netgpu_ctx_account(ctxs[i], &a);
 		seq_printf(m,
 			   "ctx %u total %llu free %llu pool %llu copies %llu lost %lld urefs %llu descs %llu returned %llu scrubbed %llu outstanding %lld\n",
 			   a.id, a.total, a.free, a.pool, a.copies, a.lost,
 			   a.urefs, a.descs, a.returned, a.scrubbed,
 			   a.outstanding);
-		nr++;
+		netgpu_ctx_put(ctxs[i]);
 	}
-	rtnl_unlock();
+	kfree(ctxs);
 	seq_printf(m, "contexts %u\n", nr);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(netgpu_ctx_accounting_show);
 
 DEFINE_SHOW_ATTRIBUTE(netgpu_ctx_accounting);
+DEFINE_SHOW_ATTRIBUTE(netgpu_ifq_stuck);
 
 /*
  * NETDEV_UNREGISTER, under rtnl_lock: also raised when a device leaves
  * its namespace.  Detach every context holding @dev, so that
  * unregister_netdevice() does not wait for their files to close.
+ *
+ * Without @ctx->lock: an ATTACH_REGION mapping 2^28 pages or waiting on
+ * a dma-buf's fences, a BIND_QUEUE making its queue, a GET_STATS walking
+ * every buffer hold it, and every rtnetlink user would wait behind them.
+ * What this touches is rtnl_lock's too: the list, @ctx->netdev, the
+ * queues' files (&netgpu_ctx.ifqs) and their states; @ctx->state is the
+ * one field written here without @ctx->lock (&struct netgpu_ctx).
  */
 static int netgpu_ctx_netdev_event(struct notifier_block *nb,
 				   unsigned long event, void *ptr)
@@ -974,21 +989,28 @@ static int netgpu_ctx_netdev_event(struct notifier_block *nb,
 		/* ->netdev changes under rtnl_lock, which we hold. */
 		if (ctx->netdev != dev)
 			continue;
-		mutex_lock(&ctx->lock);
+		/*
+		 * Its last reference went: netgpu_ctx_free(), waiting for
+		 * rtnl_lock, detaches it (it has no queue left, each held
+		 * a reference), and the device's unregistration waits for
+		 * its netdev_put().  A reference now would be on freed
+		 * memory by the time the work ran.
+		 */
+		if (!refcount_inc_not_zero(&ctx->ref))
+			continue;
 		/* Dead at once: every later call fails with -ENODEV. */
 		list_del_init(&ctx->node);
 		netgpu_ctx_ifqs_dev_gone(ctx);
-		ctx->state = NETGPU_CTX_DEAD;
+		WRITE_ONCE(ctx->state, NETGPU_CTX_DEAD);
 		/*
 		 * The regions' grace period and unmaps without rtnl_lock:
 		 * the work holds the device, whose unregistration waits for
 		 * it (netdev_wait_allrefs()), so they still happen before
 		 * the device goes.  A namespace move does not wait: the
-		 * device lives on, its maps go a moment later.
+		 * device lives on, its maps go a moment later.  The work
+		 * has the reference taken above.
 		 */
-		netgpu_ctx_get(ctx);
 		queue_work(netgpu_ctx_wq, &ctx->release_work);
-		mutex_unlock(&ctx->lock);
 	}
 	return NOTIFY_DONE;
 }
@@ -1044,9 +1066,10 @@ void netgpu_ctx_exit(void)
 }
 
 /**
- * netgpu_ctx_debugfs_init() - make /sys/kernel/debug/netgpu/accounting
+ * netgpu_ctx_debugfs_init() - make /sys/kernel/debug/netgpu/
  *
- * See netgpu_ctx_accounting_show().  Without debugfs, or its memory, the
+ * accounting (netgpu_ctx_accounting_show()) and stuck
+ * (netgpu_ifq_stuck_show()).  Without debugfs, or its memory, the
  * library works without the file, as debugfs users do.
  *
  * Context: Process context (the library's init).
@@ -1057,6 +1080,8 @@ int netgpu_ctx_debugfs_init(void)
 	netgpu_ctx_debugfs = debugfs_create_dir("netgpu", NULL);
 	debugfs_create_file("accounting", 0400, netgpu_ctx_debugfs, NULL,
 			    &netgpu_ctx_accounting_fops);
+	debugfs_create_file("stuck", 0400, netgpu_ctx_debugfs, NULL,
+			    &netgpu_ifq_stuck_fops);
 	return 0;
 }
 

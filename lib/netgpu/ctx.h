@@ -40,12 +40,16 @@
  * Lock order of the control path, outermost first (the memory unit's
  * order, netgpu memory DOC in mem.h, continues it):
  *
- *   rtnl_lock  ->  &netgpu_ctx.lock  ->  &netgpu_region.revoke_lock  ->
+ *   &netgpu_ctx.lock  ->  rtnl_lock  ->  &netgpu_region.revoke_lock  ->
  *   &netgpu_region.lock  ->  &netgpu_memctx.lock  ->  provider locks
  *
  * rtnl_lock protects the list of contexts holding a device (the
  * notifier walks it under rtnl) and serializes attaching a device with
- * its unregistration.  The area's xa_lock stays a leaf: regions are
+ * its unregistration.  The context's lock comes first: it is held for
+ * long (a mapping of every page of a region, a dma-buf's fences, a walk
+ * of every buffer), and nothing may wait for it holding rtnl_lock, which
+ * every rtnetlink user on the machine waits for; NETDEV_UNREGISTER does
+ * not take it.  The area's xa_lock stays a leaf: regions are
  * looked up (netgpu_mem_get_region()) before the context's lock is
  * taken.  Nothing here runs in atomic context; every entry point may
  * sleep.
@@ -73,9 +77,14 @@ enum netgpu_ctx_state {
  * @ref: one for the open file, one per interface or socket queue, one
  *	per transient user; the context is freed when it drops to zero
  * @lock: Protects: @state, @netdev, @dma_dev and the initialisation and
- *	release of @mc.  Ordering: inside rtnl_lock, before every lock of
+ *	release of @mc.  Ordering: before rtnl_lock and every lock of
  *	the memory unit.  A mutex: held across allocations and DMA mapping.
- * @state: &enum netgpu_ctx_state; written under rtnl_lock and @lock
+ * @state: &enum netgpu_ctx_state; written under rtnl_lock and @lock,
+ *	except that NETDEV_UNREGISTER marks it dead under rtnl_lock alone
+ *	(the ioctls hold @lock for long: ATTACH_REGION across a mapping or
+ *	a dma-buf's fences, BIND_QUEUE across the queue's making); read
+ *	under @lock alone with READ_ONCE().  A caller that saw it attached
+ *	finishes; the release work, which takes @lock, undoes what it did
  * @netdev: the device while @state is %NETGPU_CTX_ATTACHED, held through
  *	@tracker
  * @tracker: @netdev's reference tracker
@@ -86,11 +95,8 @@ enum netgpu_ctx_state {
  * @node: in the list of contexts holding a device, under rtnl_lock, while
  *	@state is %NETGPU_CTX_ATTACHED
  * @ifqs: the interface queues' files, under rtnl_lock and @lock (either
- *	is enough to read)
+ *	is enough to read; NETDEV_UNREGISTER reads it under rtnl_lock)
  * @sockqs: the socket queues (&struct netgpu_sockq), under @lock
- * @binding: interface queues made by a BIND_QUEUE that is waiting for
- *	rtnl_lock to bind them, under @lock: they hold their regions
- *	already, which may not be detached meanwhile
  * @revoke_work: unbinds the queues holding a region that was revoked
  * @release_work: releases the memory side and drops the device after
  *	NETDEV_UNREGISTER, outside rtnl_lock (holds a reference)
@@ -114,7 +120,6 @@ struct netgpu_ctx {
 	struct list_head	node;
 	struct list_head	ifqs;
 	struct list_head	sockqs;
-	struct list_head	binding;
 	struct work_struct	revoke_work;
 	struct work_struct	release_work;
 	u32			id;

@@ -1049,6 +1049,8 @@ void netgpu_ifq_unbind(struct netgpu_ifq *ifq)
 	 */
 	if (err && err != -ENETDOWN) {
 		netgpu_ifq_get(ifq);
+		ifq->stuck_err = err;
+		ifq->stuck_tries = 1;
 		list_add_tail(&ifq->stuck, &netgpu_ifq_stuck);
 		queue_delayed_work(system_wq, &ifq->retry, NETGPU_IFQ_RETRY);
 		return;
@@ -1083,9 +1085,12 @@ static void netgpu_ifq_retry_work(struct work_struct *work)
 		 * the old pool with it.  6.12's restart checks no bounds.
 		 */
 		if (netif_running(ifq->netdev) &&
-		    ifq->rxq < ifq->netdev->real_num_rx_queues)
+		    ifq->rxq < ifq->netdev->real_num_rx_queues) {
 			err = netdev_rx_queue_restart(ifq->netdev, ifq->rxq);
+			ifq->stuck_tries++;
+		}
 		if (err && err != -ENETDOWN) {
+			ifq->stuck_err = err;
 			queue_delayed_work(system_wq, &ifq->retry,
 					   NETGPU_IFQ_RETRY);
 			rtnl_unlock();
@@ -1098,6 +1103,43 @@ static void netgpu_ifq_retry_work(struct work_struct *work)
 	rtnl_unlock();
 	netgpu_ifq_put(ifq);
 }
+
+/**
+ * netgpu_ifq_stuck_show() - /sys/kernel/debug/netgpu/stuck
+ * @m: the seq_file
+ * @unused: unused
+ *
+ * The rx queues an unbind could not restart (review 2: a failure seen
+ * only as a netdev_warn() when the queue's file was closed, so that no
+ * user could see it): one line per queue, then their number::
+ *
+ *   <device> rxq <index> err <last error> tries <restarts tried>
+ *   stuck <N>
+ *
+ * Each such queue still runs netgpu's old pool, which gives the NIC no
+ * buffer: the device receives nothing there until a retry (every
+ * second) restarts it, or the device goes.
+ *
+ * Context: Process context.  Takes rtnl_lock.
+ * Return: 0.
+ */
+int netgpu_ifq_stuck_show(struct seq_file *m, void *unused)
+{
+	struct netgpu_ifq *ifq;
+	u32 nr = 0;
+
+	rtnl_lock();
+	list_for_each_entry(ifq, &netgpu_ifq_stuck, stuck) {
+		seq_printf(m, "%s rxq %u err %d tries %u\n",
+			   netdev_name(ifq->netdev), ifq->rxq, ifq->stuck_err,
+			   ifq->stuck_tries);
+		nr++;
+	}
+	rtnl_unlock();
+	seq_printf(m, "stuck %u\n", nr);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_stuck_show);
 
 /**
  * netgpu_ifq_netdev_gone() - a device with queues stuck at unbind goes
@@ -1254,6 +1296,25 @@ void netgpu_ifq_scrub(struct netgpu_ifq *ifq)
 EXPORT_SYMBOL_GPL(netgpu_ifq_scrub);
 
 /**
+ * netgpu_ifq_walk_break() - a break of a walk over a queue's buffers
+ * @ifq: the queue
+ *
+ * Every NETGPU_IFQ_WALK_BATCH buffers, netgpu_ifq_get_stats() and
+ * netgpu_ifq_account() break their walks here, with the fill lock not
+ * held and bottom halves enabled (review 2, L3: a queue has up to 2^24
+ * buffers, and its refill needs the lock).  A KUnit case sees each break
+ * through kunit_activate_static_stub().
+ *
+ * Context: Process context, may sleep.
+ */
+VISIBLE_IF_KUNIT void netgpu_ifq_walk_break(struct netgpu_ifq *ifq)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_ifq_walk_break, ifq);
+	cond_resched();
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_ifq_walk_break);
+
+/**
  * netgpu_ifq_get_stats() - add an interface queue's counters
  * @ifq: the queue
  * @st: the sums to add to
@@ -1294,7 +1355,7 @@ void netgpu_ifq_get_stats(struct netgpu_ifq *ifq, struct netgpu_stats *st)
 			else
 				st->bufs_nic++;
 			if (!((j + 1) % NETGPU_IFQ_WALK_BATCH))
-				cond_resched();
+				netgpu_ifq_walk_break(ifq);
 		}
 		cond_resched();
 	}
@@ -1343,7 +1404,7 @@ void netgpu_ifq_account(struct netgpu_ifq *ifq, struct netgpu_account *a)
 			 */
 			if (!((j + 1) % NETGPU_IFQ_WALK_BATCH)) {
 				spin_unlock_bh(&ifq->fill_lock);
-				cond_resched();
+				netgpu_ifq_walk_break(ifq);
 				spin_lock_bh(&ifq->fill_lock);
 			}
 		}

@@ -10,6 +10,7 @@
 #include <linux/list.h>
 #include <linux/netdevice.h>
 #include <linux/refcount.h>
+#include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -225,6 +226,8 @@ enum netgpu_ifq_state {
  *	the queue keeps the device and the maps until @retry restarts it,
  *	or the device goes (netgpu_ifq_netdev_gone())
  * @retry: retries that restart; holds a reference while @stuck is listed
+ * @stuck_err: the last failed restart's error, while @stuck is listed
+ * @stuck_tries: restarts tried since the unbind, while @stuck is listed
  */
 struct netgpu_ifq {
 	refcount_t		ref;
@@ -248,6 +251,8 @@ struct netgpu_ifq {
 	wait_queue_head_t	wait;
 	struct list_head	stuck;
 	struct delayed_work	retry;
+	int			stuck_err;
+	u32			stuck_tries;
 };
 
 static inline struct netgpu_niov *netgpu_niov_from_netmem(netmem_ref nm)
@@ -277,6 +282,7 @@ bool netgpu_ifq_holds(const struct netgpu_ifq *ifq,
 void netgpu_ifq_scrub(struct netgpu_ifq *ifq);
 void netgpu_ifq_get_stats(struct netgpu_ifq *ifq, struct netgpu_stats *st);
 void netgpu_ifq_account(struct netgpu_ifq *ifq, struct netgpu_account *a);
+int netgpu_ifq_stuck_show(struct seq_file *m, void *unused);
 __poll_t netgpu_ifq_poll(struct netgpu_ifq *ifq, struct file *file,
 			 struct poll_table_struct *wait);
 int netgpu_ifq_mmap(struct netgpu_ifq *ifq, struct vm_area_struct *vma);
@@ -294,6 +300,7 @@ void netgpu_ifq_set_mp_params(struct netgpu_ifq *ifq,
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Out of line for KUnit static stubs */
 void netgpu_niov_uref_window(struct netgpu_niov *n);
+void netgpu_ifq_walk_break(struct netgpu_ifq *ifq);
 /* The NIC boots' refill hook (kunit/nic_hooks.c) */
 DECLARE_STATIC_KEY_FALSE(netgpu_refill_hook_on);
 extern void (*netgpu_refill_hook)(struct net_device *dev, gfp_t gfp);
@@ -335,6 +342,12 @@ static inline void netgpu_ifq_get_stats(struct netgpu_ifq *ifq,
 static inline void netgpu_ifq_account(struct netgpu_ifq *ifq,
 				      struct netgpu_account *a)
 {
+}
+
+static inline int netgpu_ifq_stuck_show(struct seq_file *m, void *unused)
+{
+	seq_puts(m, "stuck 0\n");
+	return 0;
 }
 #endif
 

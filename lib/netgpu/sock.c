@@ -565,8 +565,9 @@ EXPORT_SYMBOL_GPL(netgpu_sockq_mmap);
  * @sq: the queue
  * @st: the sums to add to
  *
- * Lockless (atomic counters): the context's lock, which rtnl_lock's
- * device notifier takes, is never held waiting for a socket lock.
+ * Lockless (atomic counters): the context's lock, which GET_STATS holds
+ * and every ioctl of the context waits for, is never held waiting for a
+ * socket lock.
  *
  * Context: Any context.
  */

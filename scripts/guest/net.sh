@@ -89,6 +89,35 @@ wait_octets() {
 	done
 }
 
+# drop_trace on | off <function>: skb drops (the skb:kfree_skb tracepoint,
+# which kfree_skb_reason() fires, dropwatch's source) into the ring
+# buffer, emptied at "on".  "off" prints, on one line, "<count>
+# <REASON>" for each drop reason (printed symbolically, as
+# include/trace/events/skb.h does) of the drops freed in a function
+# whose name starts with <function> (their location, %pS), e.g.
+# e1000_clean_rx_irq_ps, or nsim_ (netdevsim's drop may be inlined into
+# its NAPI poll).
+drop_trace() {
+	local tr=/sys/kernel/tracing
+	local ev=$tr/events/skb/kfree_skb
+	if [ "$1" = on ]; then
+		[ -d $tr/events ] || mount -t tracefs nodev $tr
+		echo 0 > $ev/filter && : > $tr/trace && echo 1 > $ev/enable
+	else
+		echo 0 > $ev/enable
+		sed -n "s/.* location=$2[^ ]* .*reason: \([A-Z0-9_]*\)\$/\1/p" \
+			$tr/trace | sort | uniq -c | tr -s ' \n' ' '
+	fi
+}
+
+# drop_count <drop_trace off's output> <REASON>: its count of <REASON>
+# (0 if none).
+drop_count() {
+	echo "$1" | awk -v r="$2" '
+		{ for (i = 2; i <= NF; i += 2) if ($i == r) n = $(i - 1) }
+		END { print n + 0 }'
+}
+
 # ngrx_unplugged <label> <rc>: netgpu-rx (-t 5, no -n) whose device went
 # away mid-stream: nothing more arrives, so it must have stopped on its
 # own timeout, exit 1 with "no progress for 5 s" and nothing else wrong

@@ -339,9 +339,12 @@ struct netgpu_bind_queue {
  * connected (or connecting) TCP socket of the IPv4 or IPv6 stack, with no
  * upper layer protocol (kTLS, MPTCP) over it: -ENOTSOCK for an fd that is
  * no socket, -EOPNOTSUPP for another kind of socket, -ENOTCONN for a
- * socket not connected nor connecting (a listening one included),
- * -EXDEV for a socket of another network namespace than the device's.  The socket-queue fd holds
- * the socket: closing the socket's own fd does not end the stream.
+ * socket not connected nor connecting (a listening one included) and for
+ * one whose connection is over (reset, or closed by both ends) with
+ * nothing left in its receive queue (one with data queued is taken),
+ * -EXDEV for a socket of another network namespace than the device's.
+ * The socket-queue fd holds the socket: closing the socket's own fd does
+ * not end the stream.
  */
 struct netgpu_attach_socket {
 	__s32	sock_fd;

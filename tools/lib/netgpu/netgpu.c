@@ -1314,7 +1314,7 @@ static const char *const netgpu_errors[] = {
 	[EOPNOTSUPP] =
 		"Operation not supported: no provider for the memory, a socket that is not plain TCP, a device without queue management or DMA, or a zero-copy send from a dma-buf region",
 	[ENOTCONN] =
-		"Transport endpoint is not connected: the socket is neither connected nor connecting (a listening socket)",
+		"Transport endpoint is not connected: the socket is neither connected nor connecting (a listening socket), or its connection is over with nothing left to read",
 	[EXDEV] =
 		"Invalid cross-device link: the socket is of another network namespace than the context's device",
 	[ENETDOWN] =
