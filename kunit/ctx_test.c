@@ -1119,8 +1119,21 @@ static void netgpu_ctx_test_ioctl_mem(struct kunit *test)
 	MEM_EXPECT(NETGPU_MEM_IOCTL_ADD_REGION, bad, -EINVAL);
 	bad.type = NETGPU_MEMTYPE_MAX - 1;
 	MEM_EXPECT(NETGPU_MEM_IOCTL_ADD_REGION, bad, -EINVAL);
+	/* No such flag. */
 	bad = ar;
-	bad.flags = 1;
+	bad.flags = NETGPU_ADD_REGION_P2PDMA << 1;
+	MEM_EXPECT(NETGPU_MEM_IOCTL_ADD_REGION, bad, -EINVAL);
+	/*
+	 * Peer-to-peer memory that is anonymous memory: pinned, then found
+	 * not to be P2PDMA pages; on a kernel without P2PDMA, refused first.
+	 */
+	bad.flags = NETGPU_ADD_REGION_P2PDMA;
+	MEM_EXPECT(NETGPU_MEM_IOCTL_ADD_REGION, bad,
+		   IS_ENABLED(CONFIG_PCI_P2PDMA) ? -EINVAL : -EOPNOTSUPP);
+	/* The flag is host memory's: refused for a dma-buf before its fd. */
+	bad.type = NETGPU_REGION_DMABUF;
+	bad.len = 0;
+	bad.dmabuf_fd = -1;
 	MEM_EXPECT(NETGPU_MEM_IOCTL_ADD_REGION, bad, -EINVAL);
 	bad = ar;
 	bad.pad = 1;

@@ -8,6 +8,10 @@
  * unaccounts.  DMA mapping failures are injected through the provider's
  * static stubs (netgpu_host_map_page()); accounting corner cases charge a
  * private user_struct the test owns instead of the machine's root user.
+ * Regions of PCI peer-to-peer memory (NETGPU_REGION_DESC_P2PDMA) are
+ * anonymous memory that the P2PDMA stubs (netgpu_host_p2p_pgmap(),
+ * _provider(), _distance()) present as such, with a PCI device of the
+ * test machine standing in for the provider and the NIC.
  */
 
 #include <kunit/resource.h>
@@ -23,7 +27,9 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
+#include <linux/memremap.h>
 #include <linux/pagemap.h>
+#include <linux/pci.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
 #include <linux/sizes.h>
@@ -1036,6 +1042,457 @@ static void netgpu_host_test_memlock_retry(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, host_pinned(test, addr, 8), 0);
 }
 
+/* ===== PCI peer-to-peer memory (P2PDMA) ===== */
+
+#define HOST_P2P_PAGES	4
+
+/**
+ * struct host_p2p - what the P2PDMA stubs answer, and what they were asked
+ * @pages: the region's pages, as the pin will find them
+ * @odd: index of a page that is not P2PDMA memory, or -1
+ * @other: index of a page of another pagemap, or -1
+ * @pgmap: the two pagemaps (never dereferenced: the provider is stubbed)
+ * @pdev: a PCI device of the machine (a reference is held); the provider,
+ *	and the NIC where the distance is asked
+ * @published: the provider stub finds @pdev (else: nobody published it)
+ * @distance: what the distance stub answers
+ * @pgmap_calls: calls of netgpu_host_p2p_pgmap()
+ * @provider_calls: calls of netgpu_host_p2p_provider()
+ * @distance_calls: calls of netgpu_host_p2p_distance()
+ * @asked_provider: the provider the last distance was asked for
+ * @asked_dev: the device the last distance was asked for
+ * @addr: user address of the pages
+ */
+struct host_p2p {
+	struct page		*pages[HOST_P2P_PAGES];
+	int			odd, other;
+	struct dev_pagemap	pgmap[2];
+	struct pci_dev		*pdev;
+	bool			published;
+	int			distance;
+	int			pgmap_calls, provider_calls, distance_calls;
+	struct pci_dev		*asked_provider;
+	struct device		*asked_dev;
+	u64			addr;
+};
+
+/* Not KUNIT_DEFINE_ACTION_WRAPPER(): without CONFIG_PCI, a macro. */
+static void host_pci_dev_put(void *pdev)
+{
+	pci_dev_put(pdev);
+}
+
+static struct dev_pagemap *host_p2p_stub_pgmap(struct page *page)
+{
+	struct host_p2p *p = kunit_get_current_test()->priv;
+	int i;
+
+	p->pgmap_calls++;
+	for (i = 0; i < HOST_P2P_PAGES; i++) {
+		if (page != p->pages[i])
+			continue;
+		if (i == p->odd)
+			return NULL;
+		return &p->pgmap[i == p->other];
+	}
+	return NULL;
+}
+
+static struct pci_dev *host_p2p_stub_provider(struct dev_pagemap *pgmap)
+{
+	struct kunit *test = kunit_get_current_test();
+	struct host_p2p *p = test->priv;
+
+	p->provider_calls++;
+	KUNIT_EXPECT_PTR_EQ(test, pgmap, &p->pgmap[0]);
+	return p->published ? pci_dev_get(p->pdev) : NULL;
+}
+
+static int host_p2p_stub_distance(struct pci_dev *provider,
+				  struct device *dev)
+{
+	struct host_p2p *p = kunit_get_current_test()->priv;
+
+	p->distance_calls++;
+	p->asked_provider = provider;
+	p->asked_dev = dev;
+	return p->distance;
+}
+
+/* Where the pages of @p->addr are now: what the pin will find. */
+static void host_p2p_record(struct kunit *test, struct host_p2p *p)
+{
+	int i;
+
+	for (i = 0; i < HOST_P2P_PAGES; i++) {
+		KUNIT_ASSERT_EQ(test, get_user_pages_fast(p->addr + i * PAGE_SIZE,
+							  1, 0, &p->pages[i]),
+				1);
+		put_page(p->pages[i]);
+	}
+}
+
+/*
+ * HOST_P2P_PAGES pages of anonymous memory that the stubs present as
+ * P2PDMA memory of one pagemap, published by a PCI device of the
+ * machine, reachable (distance 4, a common switch's).
+ */
+static struct host_p2p *host_p2p_setup(struct kunit *test)
+{
+	struct host_p2p *p;
+
+	NETGPU_TEST_REQUIRES(test, IS_ENABLED(CONFIG_PCI_P2PDMA));
+	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p->pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
+	if (!p->pdev)
+		kunit_skip(test, "Test requires: a PCI device");
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, host_pci_dev_put,
+							p->pdev), 0);
+	p->odd = -1;
+	p->other = -1;
+	p->published = true;
+	p->distance = 4;
+	p->addr = host_mmap(test, HOST_P2P_PAGES, PROT_READ | PROT_WRITE);
+	host_p2p_record(test, p);
+	test->priv = p;
+	kunit_activate_static_stub(test, netgpu_host_p2p_pgmap,
+				   host_p2p_stub_pgmap);
+	kunit_activate_static_stub(test, netgpu_host_p2p_provider,
+				   host_p2p_stub_provider);
+	kunit_activate_static_stub(test, netgpu_host_p2p_distance,
+				   host_p2p_stub_distance);
+	return p;
+}
+
+static int host_add_p2p(struct netgpu_mem *mem, u64 addr, u64 len)
+{
+	struct netgpu_region_desc d = {
+		.type = NETGPU_MEMTYPE_HOST, .addr = addr, .len = len,
+		.flags = NETGPU_REGION_DESC_P2PDMA,
+	};
+
+	return netgpu_mem_add_region(mem, &d);
+}
+
+static unsigned int host_pdev_refs(const struct host_p2p *p)
+{
+	return kref_read(&p->pdev->dev.kobj.kref);
+}
+
+/*
+ * A peer-to-peer region: pinned, charged nowhere (neither RLIMIT_MEMLOCK
+ * nor VmPin), holding its provider, closed to the CPU (no copies into it,
+ * no pages for transmit), the distance not asked before a device is;
+ * gone, it unpins and drops the provider.
+ *
+ * Kills: P2PDMA pages charged like RAM (locked_vm or pinned_vm + 4);
+ * pinned FOLL_LONGTERM | FOLL_PCI_P2PDMA (GUP's WARN and -EINVAL); the
+ * region not marked device memory (cpu_writable, get_pages gives a
+ * page); the distance asked at add; the provider's reference leaked or
+ * the pages left pinned at release.
+ */
+static void netgpu_host_test_p2p_add(struct kunit *test)
+{
+	struct host_p2p *p = host_p2p_setup(test);
+	struct netgpu_mem *mem = host_area(test, false);
+	long base = host_locked();
+	unsigned int refs = host_pdev_refs(p);
+	struct netgpu_region *r;
+	struct page *page;
+	s64 pinned_vm;
+
+	pinned_vm = atomic64_read(&current->mm->pinned_vm);
+	host_set_memlock(base + 64);
+	r = mock_region_get(test, mem, host_add_p2p(mem, p->addr,
+						    HOST_P2P_PAGES * PAGE_SIZE));
+	KUNIT_EXPECT_TRUE(test, r->device);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, p->addr, HOST_P2P_PAGES),
+			HOST_P2P_PAGES);
+	KUNIT_EXPECT_EQ(test, host_locked(), base);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&current->mm->pinned_vm),
+			pinned_vm);
+	KUNIT_EXPECT_EQ(test, p->pgmap_calls, HOST_P2P_PAGES);
+	KUNIT_EXPECT_EQ(test, p->provider_calls, 1);
+	KUNIT_EXPECT_EQ(test, p->distance_calls, 0);
+	KUNIT_EXPECT_EQ(test, host_pdev_refs(p), refs + 1);
+	KUNIT_EXPECT_FALSE(test, netgpu_region_cpu_writable(r));
+	KUNIT_EXPECT_EQ(test, netgpu_region_get_pages(r, p->addr, &page, 1),
+			-EOPNOTSUPP);
+
+	kunit_release_action(test, mock_region_put_action, r);
+	kunit_release_action(test, mock_mem_close_action, mem);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, p->addr, HOST_P2P_PAGES), 0);
+	KUNIT_EXPECT_EQ(test, host_pdev_refs(p), refs);
+	KUNIT_EXPECT_EQ(test, host_locked(), base);
+}
+
+/*
+ * What a peer-to-peer region refuses, each leaving nothing pinned,
+ * charged, added or referenced: a page of ordinary memory in the range,
+ * pages of two pagemaps, memory no device published (-EINVAL); a
+ * read-only mapping (-EFAULT); a flag with no meaning (-EINVAL).  The
+ * same memory without the flag is an ordinary region, which never asks
+ * the P2PDMA helpers.
+ *
+ * Kills: the per-page check dropped (the ordinary page accepted), the
+ * one-pagemap check dropped (two accepted), a provider not found taken
+ * for one, the pins of a refused region left behind, an ordinary region
+ * sent down the P2PDMA path.
+ */
+static void netgpu_host_test_p2p_refusals(struct kunit *test)
+{
+	struct host_p2p *p = host_p2p_setup(test);
+	struct netgpu_mem *mem = host_area(test, false);
+	struct netgpu_region_desc d = {
+		.type = NETGPU_MEMTYPE_HOST, .addr = p->addr,
+		.len = HOST_P2P_PAGES * PAGE_SIZE,
+		.flags = NETGPU_REGION_DESC_P2PDMA,
+	};
+	unsigned int refs = host_pdev_refs(p);
+	long base = host_locked();
+	unsigned int i;
+	u64 ro;
+	int id;
+
+	host_set_memlock(base + 64);
+	ro = host_mmap(test, HOST_P2P_PAGES, PROT_READ);
+	for (i = 0; i < 5; i++) {
+		static const char *const what[] = {
+			"a page of ordinary memory", "two pagemaps",
+			"nobody published it", "read-only", "unknown flag",
+		};
+		static const int err[] = {
+			-EINVAL, -EINVAL, -EINVAL, -EFAULT, -EINVAL,
+		};
+
+		p->odd = i == 0 ? 2 : -1;
+		p->other = i == 1 ? HOST_P2P_PAGES - 1 : -1;
+		p->published = i != 2;
+		d.addr = i == 3 ? ro : p->addr;
+		d.flags = NETGPU_REGION_DESC_P2PDMA << (i == 4);
+		KUNIT_EXPECT_EQ_MSG(test, netgpu_mem_add_region(mem, &d),
+				    err[i], "%s", what[i]);
+		KUNIT_EXPECT_EQ_MSG(test, host_pinned(test, p->addr,
+						      HOST_P2P_PAGES),
+				    0, "%s", what[i]);
+		KUNIT_EXPECT_EQ_MSG(test, host_locked(), base, "%s", what[i]);
+		KUNIT_EXPECT_EQ_MSG(test, host_pdev_refs(p), refs, "%s",
+				    what[i]);
+		KUNIT_EXPECT_TRUE_MSG(test, xa_empty(&mem->regions), "%s",
+				      what[i]);
+	}
+	KUNIT_EXPECT_EQ(test, p->provider_calls, 1);
+
+	/* Without the flag: host memory as ever, the stubs not asked. */
+	p->pgmap_calls = 0;
+	p->provider_calls = 0;
+	id = host_add(mem, p->addr, HOST_P2P_PAGES * PAGE_SIZE);
+	KUNIT_EXPECT_GT(test, id, 0);
+	KUNIT_EXPECT_EQ(test, host_locked(), base + HOST_P2P_PAGES);
+	KUNIT_EXPECT_EQ(test, p->pgmap_calls, 0);
+	KUNIT_EXPECT_EQ(test, p->provider_calls, 0);
+	KUNIT_EXPECT_EQ(test, host_pdev_refs(p), refs);
+}
+
+/* @p's memory as a region of @mem, and a context on @dev. */
+static struct netgpu_region *host_p2p_region(struct kunit *test,
+					     struct host_p2p *p,
+					     struct netgpu_mem *mem,
+					     struct device *dev,
+					     struct netgpu_memctx **mc)
+{
+	struct netgpu_region *r;
+
+	r = mock_region_get(test, mem, host_add_p2p(mem, p->addr,
+						    HOST_P2P_PAGES * PAGE_SIZE));
+	*mc = mock_memctx(test, dev);
+	return r;
+}
+
+/*
+ * The distance is asked when the region is attached, for the context's
+ * device and the region's provider: unreachable (-1), the attach fails
+ * with -EREMOTEIO and leaves no map, attachment or reference; so does a
+ * mapping failure (fail_netgpu_dma_map: -ENOMEM).  Reachable, every page
+ * has its own DMA address (dma-direct without an IOMMU or bouncing: the
+ * page's), and the detach unmaps.
+ *
+ * Kills: the distance ignored, or asked for another device or provider;
+ * a refused attach leaving its map; the pages' DMA addresses filled in
+ * wrongly from the mapped table.
+ */
+static void netgpu_host_test_p2p_distance(struct kunit *test)
+{
+	struct host_p2p *p = host_p2p_setup(test);
+	struct netgpu_mem *mem = host_area(test, true);
+	struct netgpu_mem_loc loc;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	unsigned int ref;
+	struct page *page;
+	int i;
+
+	r = host_p2p_region(test, p, mem, &p->pdev->dev, &mc);
+	ref = refcount_read(&r->ref);
+
+	p->distance = -1;
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -EREMOTEIO);
+	KUNIT_EXPECT_EQ(test, p->distance_calls, 1);
+	KUNIT_EXPECT_PTR_EQ(test, p->asked_provider, p->pdev);
+	KUNIT_EXPECT_PTR_EQ(test, p->asked_dev, &p->pdev->dev);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_TRUE(test, list_empty(&mc->atts));
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), ref);
+
+	p->distance = 4;
+	if (IS_ENABLED(CONFIG_NETGPU_FAULT_INJECTION)) {
+		netgpu_kunit_fault_arm(test, NETGPU_FAIL_DMA_MAP);
+		KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -ENOMEM);
+		KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+		KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+		KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), ref);
+	}
+
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	for (i = 0; i < HOST_P2P_PAGES; i++) {
+		u64 a = p->addr + i * PAGE_SIZE + 9;
+
+		KUNIT_ASSERT_EQ(test, mock_lookup(mc, a, &loc), 0);
+		KUNIT_EXPECT_EQ(test, loc.off, i * PAGE_SIZE + 9);
+		KUNIT_EXPECT_EQ(test, loc.len, PAGE_SIZE - 9);
+		KUNIT_EXPECT_EQ(test, loc.dma & ~PAGE_MASK, 9);
+		KUNIT_ASSERT_EQ(test, get_user_pages_fast(a, 1, 0, &page), 1);
+		if (!device_iommu_mapped(mc->dev) &&
+		    !is_swiotlb_force_bounce(mc->dev))
+			KUNIT_EXPECT_EQ(test, loc.dma & PAGE_MASK,
+					page_to_phys(page));
+		put_page(page);
+	}
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), ref);
+}
+
+/*
+ * A device that is not a PCI function (netdevsim's bus device, the
+ * test's KUnit device) cannot map peer-to-peer memory: -EREMOTEIO at
+ * attach, quietly, before any distance is asked (the stub would say
+ * reachable) and with nothing left behind.
+ *
+ * Kills: the check for a PCI function dropped (the stub's distance then
+ * accepts and the attach succeeds).
+ */
+static void netgpu_host_test_p2p_not_pci(struct kunit *test)
+{
+	struct host_p2p *p = host_p2p_setup(test);
+	struct netgpu_mem *mem = host_area(test, true);
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	struct device *dev;
+	unsigned int ref;
+
+	dev = mock_dma_device(test, "netgpu-host-p2p-nic");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dev);
+	KUNIT_ASSERT_FALSE(test, dev_is_pci(dev));
+	r = host_p2p_region(test, p, mem, dev, &mc);
+	ref = refcount_read(&r->ref);
+
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -EREMOTEIO);
+	KUNIT_EXPECT_EQ(test, p->distance_calls, 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_TRUE(test, list_empty(&mc->atts));
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mc->xa));
+	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), ref);
+}
+
+/*
+ * Add a peer-to-peer region and attach it, failing the 1st, 2nd, ...
+ * allocation of the two (the region, its page array; the attachment,
+ * the map, its sg_table) until both succeed untouched: after each
+ * failure -ENOMEM, no map or attachment, and once the region is gone
+ * nothing pinned and the provider's reference dropped.
+ *
+ * Kills: an error path of the P2PDMA add or map that leaks its pins,
+ * its provider reference, its sg_table or its map (kmemleak, run after
+ * the case), or returns another errno.
+ */
+static void netgpu_host_test_p2p_fail_nth(struct kunit *test)
+{
+	struct host_p2p *p = host_p2p_setup(test);
+	struct netgpu_mem *mem = host_area(test, false);
+	struct netgpu_memctx *mc = mock_memctx(test, &p->pdev->dev);
+	unsigned int refs = host_pdev_refs(p);
+	long base = host_locked();
+	struct netgpu_region *r;
+	int n, id, err, left, faults = 0;
+
+	netgpu_kunit_need_fail_nth(test);
+	for (n = 1; n < 1000; n++) {
+		/* Fresh pages each time, faulted in: the stubs know them. */
+		p->addr = host_mmap(test, HOST_P2P_PAGES,
+				    PROT_READ | PROT_WRITE);
+		host_p2p_record(test, p);
+		r = NULL;
+
+		netgpu_fail_nth_set(n);
+		id = host_add_p2p(mem, p->addr, HOST_P2P_PAGES * PAGE_SIZE);
+		err = id;
+		if (id > 0) {
+			/* Allocates nothing: the area's link holds r. */
+			r = netgpu_mem_get_region(mem, id);
+			err = IS_ERR(r) ? PTR_ERR(r) :
+			      netgpu_memctx_attach(mc, r);
+		}
+		left = netgpu_fail_nth_left();
+		netgpu_fail_nth_set(0);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(r));
+
+		if (!err && left)
+			break;
+		if (err) {
+			faults++;
+			KUNIT_EXPECT_EQ_MSG(test, err, -ENOMEM, "fail_nth=%d",
+					    n);
+			KUNIT_EXPECT_TRUE_MSG(test, xa_empty(&mc->xa),
+					      "fail_nth=%d", n);
+			KUNIT_EXPECT_TRUE_MSG(test, !r || list_empty(&r->maps),
+					      "fail_nth=%d", n);
+		} else {
+			/* A fault something below absorbed: undo. */
+			KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+		}
+		if (r) {
+			netgpu_region_revoke(r);
+			netgpu_region_put(r);
+			r = NULL;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, host_pinned(test, p->addr,
+						      HOST_P2P_PAGES),
+				    0, "fail_nth=%d", n);
+		KUNIT_EXPECT_EQ_MSG(test, host_pdev_refs(p), refs,
+				    "fail_nth=%d", n);
+		KUNIT_EXPECT_EQ_MSG(test, host_locked(), base, "fail_nth=%d",
+				    n);
+		KUNIT_EXPECT_TRUE(test, xa_empty(&mem->regions));
+	}
+	KUNIT_EXPECT_LT(test, n, 1000);
+	KUNIT_EXPECT_GT(test, faults, 0);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, p->addr, HOST_P2P_PAGES),
+			HOST_P2P_PAGES);
+	/*
+	 * Attached: the region's reference on its provider, and the map's
+	 * on the device it maps for, the same device here.
+	 */
+	KUNIT_EXPECT_EQ(test, host_pdev_refs(p), refs + 2);
+	kunit_info(test, "%d allocations, %d faults", n - 1, faults);
+	if (r) {
+		KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+		netgpu_region_put(r);
+	}
+}
+
 static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_pin),
 	KUNIT_CASE(netgpu_host_test_memlock),
@@ -1054,6 +1511,11 @@ static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_pinned_vm),
 	KUNIT_CASE(netgpu_host_test_unpin_dirties),
 	KUNIT_CASE(netgpu_host_test_killed),
+	KUNIT_CASE(netgpu_host_test_p2p_add),
+	KUNIT_CASE(netgpu_host_test_p2p_refusals),
+	KUNIT_CASE(netgpu_host_test_p2p_distance),
+	KUNIT_CASE(netgpu_host_test_p2p_not_pci),
+	KUNIT_CASE(netgpu_host_test_p2p_fail_nth),
 	{}
 };
 

@@ -4,16 +4,18 @@
  *
  * The user tool of netgpu's receive path (as ncdevmem is devmem TCP's):
  * registers memory with /dev/netgpu_mem (anonymous host memory, a
- * udmabuf, or a dumb buffer of a DRM driver such as vgem, exported as a
- * dma-buf), binds an rx queue of a device with /dev/netgpu, accepts or
+ * udmabuf, a dumb buffer of a DRM driver such as vgem, exported as a
+ * dma-buf, or a PCI device's published peer-to-peer memory mapped from
+ * sysfs), binds an rx queue of a device with /dev/netgpu, accepts or
  * makes one TCP connection, attaches it, and reads rx ring descriptors
  * until the peer closes: it checks the bytes where the descriptors say
  * they are (optionally against the seeded stream the netdevsim tests
  * send), gives the buffers back on the fill ring and prints throughput,
  * CPU time per GiB, copies made and fill entries the kernel rejected.
  * See --help.  Every netgpu ioctl and ring access goes through libnetgpu
- * (tools/lib/netgpu), linked static with it; the hostile modes only give
- * it unusual addresses and timings to submit.
+ * (tools/lib/netgpu), linked static with it, but the addition of a
+ * peer-to-peer region (libnetgpu 0.1 has no call for its flag); the
+ * hostile modes only give it unusual addresses and timings to submit.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -62,7 +64,7 @@ struct rx_drm_prime_handle {
 /* Descriptors copied out of the rx ring at a time */
 #define RX_BATCH	256
 
-enum rx_mem { RX_HOST, RX_UDMABUF, RX_DRM };
+enum rx_mem { RX_HOST, RX_UDMABUF, RX_DRM, RX_P2PMEM };
 enum rx_hostile { RX_NICE, RX_HOLD, RX_GARBAGE, RX_DOUBLE };
 
 struct rx_region {
@@ -71,16 +73,17 @@ struct rx_region {
 	unsigned char *map;	/* where the CPU reads it */
 	int dmabuf;		/* or -1 */
 	int id;			/* in the memory area */
+	int p2p;		/* peer-to-peer memory: never read here */
 };
 
 struct rx {
 	/* options */
-	const char *ifname, *connect, *port, *drm_dev;
+	const char *ifname, *connect, *port, *drm_dev, *p2p_dev;
 	enum rx_mem mem;
 	enum rx_hostile hostile;
 	size_t mib, copy_mib, pages;
 	uint64_t bytes, seed, remove_at;
-	int verify, queue, timeout, quiet, removed;
+	int verify, queue, timeout, quiet, removed, p2p_plain;
 	uint32_t rx_entries;
 	/* state */
 	long page;
@@ -91,6 +94,7 @@ struct rx {
 	struct netgpu_sockq *sq;	/* the rx ring */
 	struct stream stream;
 	uint64_t got, zc, copied, copies, recvd, mismatches, descs;
+	uint64_t unread, unread_descs;	/* in peer-to-peer memory */
 	int64_t first_bad;
 	int eof;
 };
@@ -122,13 +126,21 @@ static const char rx_help_text[] =
 "                        udmabuf: a udmabuf of memfd pages (/dev/udmabuf);\n"
 "                        drm: a dumb buffer of the DRM device (--drm-dev),\n"
 "                        e.g. vgem; dma-bufs are read back through their\n"
-"                        own mmap(), never written by the kernel's CPU\n"
+"                        own mmap(), never written by the kernel's CPU;\n"
+"                        p2pmem: peer-to-peer memory of the PCI device\n"
+"                        --p2pmem-dev (the mmap() of its sysfs\n"
+"                        p2pmem/allocate), a host region with\n"
+"                        NETGPU_ADD_REGION_P2PDMA: never read here, its\n"
+"                        bytes and descriptors are counted, not checked\n"
 "  -s, --size MIB        memory to register (default 64)\n"
 "      --pages N         register N pages instead of --size MiB\n"
-"      --copy-mib MIB    with a dma-buf: host memory for the bytes that\n"
-"                        arrive in ordinary memory (default 0: those are\n"
-"                        read with recv())\n"
+"      --copy-mib MIB    with a dma-buf or p2pmem: host memory for the\n"
+"                        bytes that arrive in ordinary memory (default 0:\n"
+"                        those are read with recv())\n"
 "      --drm-dev PATH    DRM device for -m drm (default /dev/dri/card0)\n"
+"      --p2pmem-dev BDF  PCI device for -m p2pmem (e.g. 0000:04:00.0)\n"
+"      --p2pmem-plain    register the p2pmem mapping without the flag, as\n"
+"                        ordinary host memory: the kernel must refuse it\n"
 "  -n, --bytes N         expect exactly N bytes (default: until EOF)\n"
 "  -v, --verify SEED     check every byte against the seeded stream of\n"
 "                        the netdevsim tests' sender (nsim_tcp send)\n"
@@ -151,8 +163,10 @@ static const char rx_help_text[] =
 "\n"
 "Prints one line: bytes, mismatches, zero-copy / copied / recv() bytes,\n"
 "seconds, MB/s, CPU seconds per GiB, fill entries the kernel rejected and\n"
-"frags it refused.  Exit 0 on success, 1 on a failed check or error, 2 on\n"
-"bad usage, 3 if the kernel has no netgpu (or the device no support).\n";
+"frags it refused (with p2pmem, a line before it: the bytes and\n"
+"descriptors left unread in device memory; mismatches then count the\n"
+"recv() bytes only).  Exit 0 on success, 1 on a failed check or error, 2\n"
+"on bad usage, 3 if the kernel has no netgpu (or the device no support).\n";
 
 static void rx_help(FILE *f)
 {
@@ -195,6 +209,25 @@ static double rx_cpu(void)
 
 /* ===== Memory ===== */
 
+/*
+ * A host region of peer-to-peer memory: the ioctl itself, libnetgpu 0.1
+ * has no call for NETGPU_ADD_REGION_P2PDMA.  Without the flag
+ * (--p2pmem-plain) the same mapping as ordinary host memory.
+ */
+static int rx_add_p2p(struct rx *rx, const struct rx_region *r)
+{
+	struct netgpu_add_region ar;
+	int id;
+
+	memset(&ar, 0, sizeof(ar));
+	ar.type = NETGPU_REGION_HOST;
+	ar.flags = rx->p2p_plain ? 0 : NETGPU_ADD_REGION_P2PDMA;
+	ar.addr = r->addr;
+	ar.len = r->len;
+	id = ioctl(rx->mem_fd, NETGPU_MEM_IOCTL_ADD_REGION, &ar);
+	return id < 0 ? -errno : id;
+}
+
 /* Add the region just set up (the last of rx->reg) and attach it. */
 static int rx_add_region(struct rx *rx)
 {
@@ -204,6 +237,8 @@ static int rx_add_region(struct rx *rx)
 	if (r->dmabuf >= 0)
 		id = netgpu_area_add_dmabuf(rx->mem_fd, r->dmabuf, r->addr,
 					    r->len);
+	else if (r->p2p)
+		id = rx_add_p2p(rx, r);
 	else
 		id = netgpu_area_add_host(rx->mem_fd, r->map, r->len);
 	if (id < 0)
@@ -286,6 +321,35 @@ static int rx_dmabuf(struct rx *rx, size_t len)
 	r->addr = RX_DMABUF_BASE;
 	r->len = len;
 	r->dmabuf = fd;
+	rx->nreg++;
+	return rx_add_region(rx);
+}
+
+/*
+ * The PCI device's published peer-to-peer memory: a shared mapping of its
+ * sysfs p2pmem/allocate (offset 0), which the kernel fills with pages of
+ * the device's BAR.  The tool never reads nor writes it.
+ */
+static int rx_p2pmem(struct rx *rx, size_t len)
+{
+	struct rx_region *r = &rx->reg[rx->nreg];
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/p2pmem/allocate",
+		 rx->p2p_dev);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return rx_die(path);
+	r->map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r->map == MAP_FAILED)
+		return rx_die("mmap of p2pmem/allocate");
+	/* The mapping holds the memory. */
+	close(fd);
+	r->addr = (uintptr_t)r->map;
+	r->len = len;
+	r->dmabuf = -1;
+	r->p2p = 1;
 	rx->nreg++;
 	return rx_add_region(rx);
 }
@@ -376,6 +440,15 @@ static void rx_check(struct rx *rx, const unsigned char *p, size_t len)
 	rx->first_bad = first_bad;
 }
 
+/* The stream past @len bytes that are not checked. */
+static void rx_skip(struct rx *rx, size_t len)
+{
+	if (!rx->verify)
+		return;
+	while (len--)
+		stream_next(&rx->stream);
+}
+
 static void rx_sync(struct rx_region *r, uint64_t flags)
 {
 	struct dma_buf_sync s = { .flags = flags | DMA_BUF_SYNC_READ };
@@ -393,7 +466,18 @@ static int rx_desc(struct rx *rx, const struct netgpu_rx_desc *d)
 			(unsigned long long)d->addr, d->len);
 		return -1;
 	}
-	rx_check(rx, r->map + (d->addr - r->addr), d->len);
+	if (r->p2p) {
+		/*
+		 * Device memory: counted, not read.  The stream moves past
+		 * its bytes, so that later recv() bytes are checked at their
+		 * offsets.
+		 */
+		rx_skip(rx, d->len);
+		rx->unread += d->len;
+		rx->unread_descs++;
+	} else {
+		rx_check(rx, r->map + (d->addr - r->addr), d->len);
+	}
 	rx->got += d->len;
 	rx->descs++;
 	if (d->flags & NETGPU_RX_DESC_COPY) {
@@ -574,7 +658,12 @@ static int rx_setup(struct rx *rx)
 	if (err)
 		return rx_fail("NETGPU_CTX_IOCTL_ATTACH_DEV", err);
 
-	err = rx->mem == RX_HOST ? rx_host(rx, len) : rx_dmabuf(rx, len);
+	if (rx->mem == RX_HOST)
+		err = rx_host(rx, len);
+	else if (rx->mem == RX_P2PMEM)
+		err = rx_p2pmem(rx, len);
+	else
+		err = rx_dmabuf(rx, len);
 	if (!err && rx->mem != RX_HOST && rx->copy_mib)
 		err = rx_host(rx, rx->copy_mib << 20);
 	if (err)
@@ -599,7 +688,8 @@ static int rx_setup(struct rx *rx)
 		printf("netgpu-rx: bound %s rx queue %u, %zu KiB of %s\n",
 		       rx->ifname, netgpu_ifq_queue_id(rx->ifq), len >> 10,
 		       rx->mem == RX_HOST ? "host memory" :
-		       rx->mem == RX_UDMABUF ? "udmabuf" : rx->drm_dev);
+		       rx->mem == RX_UDMABUF ? "udmabuf" :
+		       rx->mem == RX_P2PMEM ? "p2pmem" : rx->drm_dev);
 	fflush(stdout);
 
 	rx->sock = rx_socket(rx);
@@ -675,6 +765,10 @@ static void rx_report(struct rx *rx, double secs, double cpu)
 		   st.fill_never_given + st.fill_twice + st.fill_in_nic +
 		   st.fill_in_stack;
 	netgpu_get_stats(netgpu_sockq_fd(rx->sq), &st);
+	if (rx->mem == RX_P2PMEM)
+		printf("netgpu-rx: p2pmem of %s: %llu bytes in %llu descriptors, unread by the CPU\n",
+		       rx->p2p_dev, (unsigned long long)rx->unread,
+		       (unsigned long long)rx->unread_descs);
 	printf("netgpu-rx: bytes=%llu mismatches=%llu first_bad=%lld",
 	       (unsigned long long)rx->got,
 	       (unsigned long long)rx->mismatches, (long long)rx->first_bad);
@@ -784,6 +878,7 @@ int main(int argc, char **argv)
 		{ "hostile", 1, NULL, 'H' }, { "quiet", 0, NULL, 'Q' },
 		{ "remove-region", 1, NULL, 'R' },
 		{ "make-it-fail", 0, NULL, 'F' }, { "pages", 1, NULL, 'P' },
+		{ "p2pmem-dev", 1, NULL, 'B' }, { "p2pmem-plain", 0, NULL, 'U' },
 		{}
 	};
 	struct rx rx = {
@@ -791,7 +886,7 @@ int main(int argc, char **argv)
 		.drm_dev = "/dev/dri/card0", .first_bad = -1,
 		.mem_fd = -1, .ctx_fd = -1,
 	};
-	int c, ret, make_it_fail = 0;
+	int c, ret, p2p, make_it_fail = 0;
 	void *volatile heap;
 	double t0, c0;
 
@@ -825,6 +920,12 @@ int main(int argc, char **argv)
 		case 'D':
 			rx.drm_dev = optarg;
 			break;
+		case 'B':
+			rx.p2p_dev = optarg;
+			break;
+		case 'U':
+			rx.p2p_plain = 1;
+			break;
 		case 'n':
 			rx.bytes = strtoull(optarg, NULL, 0);
 			break;
@@ -854,6 +955,8 @@ int main(int argc, char **argv)
 				rx.mem = RX_UDMABUF;
 			else if (!strcmp(optarg, "drm"))
 				rx.mem = RX_DRM;
+			else if (!strcmp(optarg, "p2pmem"))
+				rx.mem = RX_P2PMEM;
 			else
 				return rx_help(stderr), 2;
 			break;
@@ -875,7 +978,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!rx.ifname || !rx.port || !rx.mib || optind != argc) {
+	p2p = rx.mem == RX_P2PMEM;
+	if (!rx.ifname || !rx.port || !rx.mib || optind != argc ||
+	    p2p != !!rx.p2p_dev || (rx.p2p_plain && !p2p)) {
 		rx_help(stderr);
 		return 2;
 	}

@@ -507,8 +507,8 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_attach_dev);
  * Return: 0; -ENOENT if @mem has no region @id; -ENODEV if no device is
  * attached (never, or it was unregistered) or the region is being
  * revoked; -EEXIST if the region, or one overlapping it, is attached
- * already; -ENOMEM; or the provider's map error.  On error nothing is
- * left behind.
+ * already; -ENOMEM; or the provider's map error (-EREMOTEIO: peer-to-peer
+ * memory the device cannot reach).  On error nothing is left behind.
  */
 int netgpu_ctx_attach_region(struct netgpu_ctx *ctx, struct netgpu_mem *mem,
 			     u32 id)

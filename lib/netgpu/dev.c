@@ -73,7 +73,8 @@ static long netgpu_mem_add_region_user(struct netgpu_mem *mem,
 			     cmd, uarg);
 	if (err)
 		return err;
-	if (arg.flags || arg.pad || !netgpu_is_zero(arg.resv))
+	if (arg.flags & ~NETGPU_ADD_REGION_P2PDMA || arg.pad ||
+	    !netgpu_is_zero(arg.resv))
 		return -EINVAL;
 
 	desc.addr = arg.addr;
@@ -83,8 +84,12 @@ static long netgpu_mem_add_region_user(struct netgpu_mem *mem,
 		if (arg.dmabuf_fd)
 			return -EINVAL;
 		desc.type = NETGPU_MEMTYPE_HOST;
+		if (arg.flags & NETGPU_ADD_REGION_P2PDMA)
+			desc.flags |= NETGPU_REGION_DESC_P2PDMA;
 		break;
 	case NETGPU_REGION_DMABUF:
+		if (arg.flags)
+			return -EINVAL;
 		desc.type = NETGPU_MEMTYPE_DMABUF;
 		desc.fd = arg.dmabuf_fd;
 		break;

@@ -107,7 +107,8 @@ netgpu_dmabuf_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 	u64 end;
 	int err;
 
-	if (!PAGE_ALIGNED(desc->addr))
+	/* No flag means anything for a dma-buf (P2PDMA is host memory's). */
+	if (desc->flags || !PAGE_ALIGNED(desc->addr))
 		return ERR_PTR(-EINVAL);
 
 	if (desc->dmabuf) {

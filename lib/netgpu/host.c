@@ -6,16 +6,35 @@
  * pages are charged to the creator's user (locked_vm) against the
  * RLIMIT_MEMLOCK of the task registering them; and, as RDMA does, to
  * that task's mm->pinned_vm (VmPin in /proc/<pid>/status) in every case.
+ *
+ * A region added with NETGPU_REGION_DESC_P2PDMA is a mapping of PCI
+ * peer-to-peer memory instead (a device's BAR with ZONE_DEVICE pages, as
+ * the mmap() of /sys/bus/pci/devices/<bdf>/p2pmem/allocate gives): its
+ * pages are pinned with FOLL_PCI_P2PDMA, which GUP does not take with
+ * FOLL_LONGTERM (the provider's pagemap must stay removable; its removal
+ * waits for the pins); they are charged nowhere, since they are not RAM
+ * (RLIMIT_MEMLOCK and VmPin bound what a process takes from reclaim; the
+ * device's published memory is bounded by its BAR, and allocating it
+ * takes the sysfs file's permission); and they are mapped for a device
+ * with dma_map_sgtable(), the DMA API's P2PDMA-aware path, once
+ * pci_p2pdma_distance() says the device reaches them.  The CPU never
+ * touches them: no syncs, no copies into them, no transmit from them
+ * (&netgpu_region.device).  Without CONFIG_PCI_P2PDMA such a region is
+ * refused with -EOPNOTSUPP and the rest is compiled out.
  */
 
 #include <kunit/static_stub.h>
 #include <kunit/visibility.h>
 #include <linux/dma-mapping.h>
 #include <linux/err.h>
+#include <linux/memremap.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
+#include <linux/pci.h>
+#include <linux/pci-p2pdma.h>
+#include <linux/scatterlist.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
@@ -34,7 +53,9 @@
  * @user: user charged, or NULL when not accounted
  * @acct_pages: pages charged to @user
  * @mm: the mm the pages were pinned from, charged in its pinned_vm
- *	(a reference is held: mmgrab())
+ *	(a reference is held: mmgrab()); NULL for peer-to-peer memory
+ * @provider: peer-to-peer memory (@r.device): the PCI device that
+ *	published it (a reference is held); else NULL
  */
 struct netgpu_host_region {
 	struct netgpu_region	r;
@@ -42,16 +63,21 @@ struct netgpu_host_region {
 	struct user_struct	*user;
 	unsigned long		acct_pages;
 	struct mm_struct	*mm;
+	struct pci_dev		*provider;
 };
 
 /**
  * struct netgpu_host_map - DMA addresses of a host region's pages
  * @map: core map
+ * @sgt: peer-to-peer memory: the pages, one segment each, as
+ *	dma_map_sgtable() mapped them; else unused (@sgt.sgl NULL: RAM is
+ *	mapped page by page)
  * @nr_pages: entries in @dma
  * @dma: one per page
  */
 struct netgpu_host_map {
 	struct netgpu_dmamap	map;
+	struct sg_table		sgt;
 	unsigned long		nr_pages;
 	dma_addr_t		dma[];
 };
@@ -134,14 +160,120 @@ static int netgpu_host_check_mapped(unsigned long start, unsigned long end)
 	return err;
 }
 
+/**
+ * netgpu_host_p2p_pgmap() - the P2PDMA pagemap of a page
+ * @page: a pinned page of a peer-to-peer region
+ *
+ * Out of line so that a KUnit test can take pages of anonymous memory
+ * for peer-to-peer memory (kunit_activate_static_stub()): no test
+ * machine has a device publishing such memory.
+ *
+ * Context: Any context.
+ * Return: the page's pagemap (one BAR of one device) if it is PCI
+ * peer-to-peer memory, else NULL.
+ */
+VISIBLE_IF_KUNIT struct dev_pagemap *netgpu_host_p2p_pgmap(struct page *page)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_host_p2p_pgmap, page);
+	return is_pci_p2pdma_page(page) ? page->pgmap : NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_host_p2p_pgmap);
+
+/**
+ * netgpu_host_p2p_provider() - the PCI device that published a pagemap
+ * @pgmap: a P2PDMA pagemap, from netgpu_host_p2p_pgmap()
+ *
+ * The P2PDMA core keeps the provider of a pagemap to itself: it is found
+ * as the device with published peer-to-peer memory one of whose memory
+ * BARs holds the pagemap's range.  Memory a device keeps for its own
+ * driver (pci_p2pmem_publish() not called) is not found.  Out of line
+ * for KUnit's static stubs.
+ *
+ * Context: Process context (walks the PCI devices).
+ * Return: the device with a reference (pci_dev_put() it), or NULL.
+ */
+VISIBLE_IF_KUNIT struct pci_dev *
+netgpu_host_p2p_provider(struct dev_pagemap *pgmap)
+{
+	struct pci_dev *pdev = NULL;
+	int bar;
+
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_host_p2p_provider, pgmap);
+	/* The reference the walk holds on the device found is the caller's. */
+	for_each_pci_dev(pdev) {
+		if (!pci_has_p2pmem(pdev))
+			continue;
+		for (bar = 0; bar < PCI_STD_NUM_BARS; bar++)
+			if ((pci_resource_flags(pdev, bar) & IORESOURCE_MEM) &&
+			    pgmap->range.start >= pci_resource_start(pdev, bar) &&
+			    pgmap->range.end <= pci_resource_end(pdev, bar))
+				return pdev;
+	}
+	return NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_host_p2p_provider);
+
+/**
+ * netgpu_host_p2p_distance() - can a device reach a provider's memory?
+ * @provider: the PCI device whose peer-to-peer memory a region holds
+ * @dev: the device to map the region for (a PCI function)
+ *
+ * pci_p2pdma_distance(), verbose: a refusal says in the kernel log which
+ * devices and why (no common upstream bridge, ACS redirection, a host
+ * bridge not trusted with peer-to-peer traffic).  Out of line so that a
+ * KUnit test can pick the answer.
+ *
+ * Context: Process context.
+ * Return: the distance (>= 0), or -1 if @dev cannot reach the memory.
+ */
+VISIBLE_IF_KUNIT int netgpu_host_p2p_distance(struct pci_dev *provider,
+					      struct device *dev)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_host_p2p_distance, provider, dev);
+	return pci_p2pdma_distance(provider, dev, true);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_host_p2p_distance);
+
+/*
+ * Every page of the pinned peer-to-peer region @hr is P2PDMA memory of
+ * one pagemap, whose device published it: that device becomes
+ * @hr->provider.  -EINVAL for ordinary memory in the range, memory of two
+ * pagemaps (two BARs or devices: one distance must answer for all of
+ * it), or memory nobody published.
+ */
+static int netgpu_host_p2p_check(struct netgpu_host_region *hr)
+{
+	struct dev_pagemap *pgmap;
+	unsigned long i;
+
+	pgmap = netgpu_host_p2p_pgmap(hr->pages[0]);
+	if (!pgmap)
+		return -EINVAL;
+	for (i = 1; i < hr->r.nr_pages; i++) {
+		if (netgpu_host_p2p_pgmap(hr->pages[i]) != pgmap)
+			return -EINVAL;
+		cond_resched();
+	}
+	hr->provider = netgpu_host_p2p_provider(pgmap);
+	return hr->provider ? 0 : -EINVAL;
+}
+
 static struct netgpu_region *
 netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 {
+	bool p2p = desc->flags & NETGPU_REGION_DESC_P2PDMA;
 	struct netgpu_host_region *hr;
 	unsigned long nr_pages;
 	unsigned long pinned;
 	u64 start, end, pages64;
+	unsigned int gup;
 	int err, ret;
+
+	if (desc->flags & ~NETGPU_REGION_DESC_P2PDMA)
+		return ERR_PTR(-EINVAL);
+	/* Without P2PDMA the compiler drops every use of p2p below. */
+	if (p2p && !IS_ENABLED(CONFIG_PCI_P2PDMA))
+		return ERR_PTR(-EOPNOTSUPP);
 
 	/*
 	 * Whole pages only, as the uapi says: the NIC writes whole buffers,
@@ -173,9 +305,13 @@ netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 	if (!hr)
 		return ERR_PTR(-ENOMEM);
 	netgpu_region_init(&hr->r, start, end - start);
+	hr->r.device = p2p;
 
-	/* Charge first: it is what bounds an unprivileged caller. */
-	if (mem->account) {
+	/*
+	 * Charge first: it is what bounds an unprivileged caller.  Device
+	 * memory is not RAM: not charged (see the top of this file).
+	 */
+	if (mem->account && !p2p) {
 		err = netgpu_host_account(mem->user, nr_pages);
 		if (err)
 			goto err_free;
@@ -198,18 +334,22 @@ netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 		err = -ENOMEM;
 		goto err_unaccount;
 	}
-	hr->mm = current->mm;
-	mmgrab(hr->mm);
-	atomic64_add(nr_pages, &hr->mm->pinned_vm);
+	if (!p2p) {
+		hr->mm = current->mm;
+		mmgrab(hr->mm);
+		atomic64_add(nr_pages, &hr->mm->pinned_vm);
+	}
 
 	/*
+	 * Without FOLL_PCI_P2PDMA GUP refuses peer-to-peer pages; it takes
+	 * them only without FOLL_LONGTERM (the pair is a WARN and -EINVAL).
 	 * A short pin stops where something failed; ask again from there
 	 * to learn why (-EFAULT for a hole, -ENOMEM, ...).
 	 */
+	gup = p2p ? FOLL_WRITE | FOLL_PCI_P2PDMA : FOLL_WRITE | FOLL_LONGTERM;
 	for (pinned = 0; pinned < nr_pages; pinned += ret) {
 		ret = pin_user_pages_fast(start + (pinned << PAGE_SHIFT),
-					  nr_pages - pinned,
-					  FOLL_WRITE | FOLL_LONGTERM,
+					  nr_pages - pinned, gup,
 					  hr->pages + pinned);
 		if (ret <= 0) {
 			/* Release what we did get. */
@@ -218,11 +358,20 @@ netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 			goto err_free_pages;
 		}
 	}
+	if (p2p) {
+		err = netgpu_host_p2p_check(hr);
+		if (err) {
+			unpin_user_pages(hr->pages, nr_pages);
+			goto err_free_pages;
+		}
+	}
 	return &hr->r;
 
 err_free_pages:
-	atomic64_sub(nr_pages, &hr->mm->pinned_vm);
-	mmdrop(hr->mm);
+	if (hr->mm) {
+		atomic64_sub(nr_pages, &hr->mm->pinned_vm);
+		mmdrop(hr->mm);
+	}
 	kvfree(hr->pages);
 err_unaccount:
 	if (hr->user) {
@@ -240,10 +389,19 @@ static void netgpu_host_release(struct netgpu_region *r)
 {
 	struct netgpu_host_region *hr = to_host_region(r);
 
-	/* The device wrote them: dirty, or reclaim may drop what it wrote. */
-	unpin_user_pages_dirty_lock(hr->pages, r->nr_pages, true);
-	atomic64_sub(r->nr_pages, &hr->mm->pinned_vm);
-	mmdrop(hr->mm);
+	if (hr->provider) {
+		/* A BAR: no page cache, nothing to write back, nothing to dirty. */
+		unpin_user_pages(hr->pages, r->nr_pages);
+		pci_dev_put(hr->provider);
+	} else {
+		/*
+		 * The device wrote them: dirty, or reclaim may drop what it
+		 * wrote.
+		 */
+		unpin_user_pages_dirty_lock(hr->pages, r->nr_pages, true);
+		atomic64_sub(r->nr_pages, &hr->mm->pinned_vm);
+		mmdrop(hr->mm);
+	}
 	if (hr->user) {
 		netgpu_host_unaccount(hr->user, hr->acct_pages);
 		free_uid(hr->user);
@@ -294,12 +452,91 @@ VISIBLE_IF_KUNIT void netgpu_host_unmap_page(struct device *dev,
 }
 EXPORT_SYMBOL_IF_KUNIT(netgpu_host_unmap_page);
 
+/*
+ * Map the peer-to-peer region @hr for @dev, refused with -EREMOTEIO unless
+ * @dev reaches the provider: the decision belongs here, as the device is
+ * known only now.  One dma_map_sgtable() of the pages, one segment each
+ * (what the NIC takes; PCI's default DMA segment limit is 64 KiB), which
+ * maps each with the PCI bus address when the path stays below a common
+ * switch (sg_dma_is_bus_address()) and through the host bridge (or its
+ * IOMMU) otherwise; it refuses, -EREMOTEIO too, where P2PDMA's own
+ * decision differs from the distance.  Never bounced (swiotlb refuses
+ * P2PDMA pages), never synced: the CPU does not touch the memory.
+ */
+static struct netgpu_dmamap *netgpu_host_p2p_map(struct netgpu_host_region *hr,
+						 struct device *dev)
+{
+	struct netgpu_region *r = &hr->r;
+	struct netgpu_host_map *hm;
+	struct scatterlist *sg;
+	unsigned long i = 0, k, n;
+	unsigned int j;
+	int err;
+
+	/*
+	 * The DMA API maps peer-to-peer memory for a PCI function only
+	 * (pci_p2pdma_map_type()); pci_p2pdma_distance() would take the
+	 * nearest PCI parent of another device.  A device with none, such
+	 * as netdevsim's, is refused here, quietly.
+	 */
+	if (!dev_is_pci(dev))
+		return ERR_PTR(-EREMOTEIO);
+	if (netgpu_host_p2p_distance(hr->provider, dev) < 0)
+		return ERR_PTR(-EREMOTEIO);
+
+	/* User-sized, like the page array: may be huge, fail quietly. */
+	hm = kvzalloc(struct_size(hm, dma, r->nr_pages),
+		      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!hm)
+		return ERR_PTR(-ENOMEM);
+	hm->map.r = r;
+	hm->nr_pages = r->nr_pages;
+	/* add checked that the page count fits an int. */
+	err = sg_alloc_table_from_pages_segment(&hm->sgt, hr->pages,
+						r->nr_pages, 0, r->len,
+						PAGE_SIZE, GFP_KERNEL_ACCOUNT);
+	if (err)
+		goto err_free;
+	/* fail_netgpu_dma_map: the mapping fails. */
+	err = -ENOMEM;
+	if (netgpu_should_fail(NETGPU_FAIL_DMA_MAP))
+		goto err_free_table;
+	err = dma_map_sgtable(dev, &hm->sgt, DMA_FROM_DEVICE,
+			      DMA_ATTR_SKIP_CPU_SYNC);
+	if (err)
+		goto err_free_table;
+	/* Page by page: an IOMMU may have merged segments. */
+	for_each_sgtable_dma_sg(&hm->sgt, sg, j) {
+		n = min_t(unsigned long, sg_dma_len(sg) >> PAGE_SHIFT,
+			  hm->nr_pages - i);
+		for (k = 0; k < n; k++)
+			hm->dma[i++] = sg_dma_address(sg) + (k << PAGE_SHIFT);
+	}
+	if (WARN_ON_ONCE(i != hm->nr_pages)) {
+		err = -EIO;
+		goto err_unmap;
+	}
+	return &hm->map;
+
+err_unmap:
+	dma_unmap_sgtable(dev, &hm->sgt, DMA_FROM_DEVICE,
+			  DMA_ATTR_SKIP_CPU_SYNC);
+err_free_table:
+	sg_free_table(&hm->sgt);
+err_free:
+	kvfree(hm);
+	return ERR_PTR(err);
+}
+
 static struct netgpu_dmamap *netgpu_host_map(struct netgpu_region *r,
 					     struct device *dev)
 {
 	struct netgpu_host_region *hr = to_host_region(r);
 	struct netgpu_host_map *hm;
 	unsigned long i;
+
+	if (r->device)
+		return netgpu_host_p2p_map(hr, dev);
 
 	/* User-sized, like the page array: may be huge, fail quietly. */
 	hm = kvzalloc(struct_size(hm, dma, r->nr_pages),
@@ -335,6 +572,13 @@ static void netgpu_host_unmap(struct netgpu_dmamap *map)
 						  map);
 	unsigned long i;
 
+	if (hm->sgt.sgl) {
+		dma_unmap_sgtable(map->dev, &hm->sgt, DMA_FROM_DEVICE,
+				  DMA_ATTR_SKIP_CPU_SYNC);
+		sg_free_table(&hm->sgt);
+		kvfree(hm);
+		return;
+	}
 	for (i = 0; i < hm->nr_pages; i++) {
 		netgpu_host_unmap_page(map->dev, hm->dma[i]);
 		cond_resched();
@@ -362,6 +606,7 @@ static int netgpu_host_get_pages(struct netgpu_region *r, u64 off,
 	unsigned long idx = off >> PAGE_SHIFT;
 	unsigned int i, n;
 
+	/* netgpu_region_get_pages() refuses device memory before this. */
 	if (idx >= r->nr_pages)
 		return 0;
 	/* Pages idx .. nr_pages - 1 remain; not one more. */
@@ -376,7 +621,8 @@ static int netgpu_host_get_pages(struct netgpu_region *r, u64 off,
 /*
  * Sync the pages of bytes [@off, @off + @len) of @map: @for_cpu picks
  * for_cpu (true) or for_device.  Pages are mapped one by one, so each
- * page is its own DMA mapping.
+ * page is its own DMA mapping.  Peer-to-peer memory is never synced: the
+ * CPU does not touch it, and it is never bounced.
  */
 static void netgpu_host_sync(const struct netgpu_dmamap *map, u64 off,
 			     u64 len, bool for_cpu)
@@ -385,7 +631,7 @@ static void netgpu_host_sync(const struct netgpu_dmamap *map, u64 off,
 	unsigned long idx = off >> PAGE_SHIFT;
 	u64 end;
 
-	if (check_add_overflow(off, len, &end))
+	if (hm->sgt.sgl || check_add_overflow(off, len, &end))
 		return;
 	while (off < end && idx < hm->nr_pages) {
 		size_t pgoff = offset_in_page(off);

@@ -231,7 +231,7 @@ EXPORT_SYMBOL_GPL(netgpu_mem_close);
  *
  * Context: Process context, may sleep.  Host memory is pinned from
  * current->mm and charged to the area's user.
- * Return: the region's id (> 0), or -EINVAL (bad type or range),
+ * Return: the region's id (> 0), or -EINVAL (bad type, range or flag),
  * -EOVERFLOW (the range does not fit this machine's unsigned long),
  * -EOPNOTSUPP (no provider for the type), -ENODEV (area closed, also by
  * a close running concurrently), -EBUSY (no id left), -ENOMEM, or the
@@ -245,6 +245,8 @@ int netgpu_mem_add_region(struct netgpu_mem *mem,
 	u32 id;
 	int err;
 
+	if (desc->flags & ~NETGPU_REGION_DESC_P2PDMA)
+		return -EINVAL;
 	ops = netgpu_mem_get_ops(desc->type);
 	if (IS_ERR(ops))
 		return PTR_ERR(ops);
@@ -573,7 +575,8 @@ EXPORT_SYMBOL_GPL(netgpu_region_flush_revoke);
  *
  * Context: Any context.
  * Return: the number of pages stored (at most @count), -EFAULT if @addr
- * is outside @r, -EOPNOTSUPP if the memory has no pages.
+ * is outside @r, -EOPNOTSUPP if the memory has no pages or is a device's
+ * (&netgpu_region.device: its pages are not for the CPU nor the stack).
  */
 int netgpu_region_get_pages(struct netgpu_region *r, u64 addr,
 			    struct page **pages, unsigned int count)
@@ -581,7 +584,7 @@ int netgpu_region_get_pages(struct netgpu_region *r, u64 addr,
 	/* Tests stand in for a provider that fails. */
 	KUNIT_STATIC_STUB_REDIRECT(netgpu_region_get_pages, r, addr, pages,
 				   count);
-	if (!r->ops->get_pages)
+	if (!r->ops->get_pages || r->device)
 		return -EOPNOTSUPP;
 	if (addr < r->start || addr - r->start >= r->len)
 		return -EFAULT;
@@ -595,13 +598,14 @@ EXPORT_SYMBOL_GPL(netgpu_region_get_pages);
  *
  * True for memory with pages the kernel may map (host memory): the
  * receive path copies data that arrived in ordinary memory only there,
- * never into device memory.
+ * never into device memory (a dma-buf, or host pages of a device's PCI
+ * peer-to-peer memory).
  *
  * Context: Any context.
  */
 bool netgpu_region_cpu_writable(const struct netgpu_region *r)
 {
-	return r->ops->get_pages;
+	return r->ops->get_pages && !r->device;
 }
 EXPORT_SYMBOL_GPL(netgpu_region_cpu_writable);
 
@@ -896,7 +900,8 @@ err_erase:
  * context's.
  * Return: 0, -EEXIST if the region overlaps one already attached (or is
  * attached), -ENODEV if it was revoked, -ENOMEM, or the provider's map
- * error.  On error nothing is left behind.
+ * error (the host provider's -EREMOTEIO: peer-to-peer memory the device
+ * cannot reach).  On error nothing is left behind.
  */
 int netgpu_memctx_attach(struct netgpu_memctx *mc, struct netgpu_region *r)
 {

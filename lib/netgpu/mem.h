@@ -85,9 +85,16 @@ enum netgpu_memtype {
 	NETGPU_MEMTYPE_MAX	= 8,
 };
 
+/*
+ * &struct netgpu_region_desc.flags: host memory that is PCI peer-to-peer
+ * memory (P2PDMA), not RAM
+ */
+#define NETGPU_REGION_DESC_P2PDMA	BIT(0)
+
 /**
  * struct netgpu_region_desc - what to register as a region
  * @type: &enum netgpu_memtype
+ * @flags: NETGPU_REGION_DESC_P2PDMA (host only), or 0
  * @addr: host: user address of the range; dma-buf: the (page-aligned)
  *	address the buffer's first byte is known by
  * @len: host: length in bytes; dma-buf: 0 or the buffer's size
@@ -97,6 +104,7 @@ enum netgpu_memtype {
  */
 struct netgpu_region_desc {
 	u32			type;
+	u32			flags;
 	u64			addr;
 	u64			len;
 	int			fd;

@@ -41,6 +41,11 @@ void netgpu_memctx_revoke_done(struct netgpu_memctx *mc);
 dma_addr_t netgpu_host_map_page(struct device *dev, struct page *page);
 void netgpu_host_unmap_page(struct device *dev, dma_addr_t dma);
 void netgpu_host_account_window(struct user_struct *user);
+struct dev_pagemap;
+struct pci_dev;
+struct dev_pagemap *netgpu_host_p2p_pgmap(struct page *page);
+struct pci_dev *netgpu_host_p2p_provider(struct dev_pagemap *pgmap);
+int netgpu_host_p2p_distance(struct pci_dev *provider, struct device *dev);
 void netgpu_mem_flush(void);
 #endif
 

@@ -101,6 +101,9 @@ struct netgpu_mem {
  * @maps: &struct netgpu_dmamap, one per device
  * @atts: attachments (&struct netgpu_mem_att)
  * @dead: revoked and detached; no new attachments
+ * @device: the memory is a device's (PCI peer-to-peer memory), not RAM:
+ *	the CPU neither copies received data into it nor sends from it,
+ *	even if it has pages.  Set by the provider's add op.
  * @revoked: set from any context when the owner revokes the memory;
  *	lookups fail from then on
  * @holder: an interface queue holds the region's buffers
@@ -123,6 +126,7 @@ struct netgpu_region {
 	struct list_head	maps;
 	struct list_head	atts;
 	bool			dead;
+	bool			device;
 	bool			revoked;
 	atomic_t		holder;
 	struct work_struct	revoke_work;

@@ -47,10 +47,17 @@
 #define NETGPU_REGION_HOST		1
 #define NETGPU_REGION_DMABUF		2
 
+/*
+ * &struct netgpu_add_region.flags, NETGPU_REGION_HOST only: the range is
+ * a mapping of PCI peer-to-peer memory a device published (the mmap() of
+ * /sys/bus/pci/devices/<bdf>/p2pmem/allocate), not RAM
+ */
+#define NETGPU_ADD_REGION_P2PDMA	(1U << 0)
+
 /**
  * struct netgpu_add_region - argument of NETGPU_MEM_IOCTL_ADD_REGION
  * @type: NETGPU_REGION_HOST or NETGPU_REGION_DMABUF
- * @flags: none defined; 0
+ * @flags: NETGPU_ADD_REGION_P2PDMA (host only), or 0
  * @addr: host: the page-aligned user address of the memory (else
  *	-EINVAL: a region is never rounded to pages); dma-buf: the
  *	page-aligned address by which user space knows the buffer's first
@@ -64,6 +71,16 @@
  * Regions of one area may overlap; regions attached to one context may
  * not.  Host memory is pinned and charged to the caller's RLIMIT_MEMLOCK
  * unless the opener of the area had CAP_IPC_LOCK.
+ *
+ * With NETGPU_ADD_REGION_P2PDMA every page of the range must be PCI
+ * peer-to-peer memory of one device that published it (else -EINVAL);
+ * it is pinned but not charged (it is not RAM), and it is mapped for a
+ * context's device when the region is attached: -EREMOTEIO there if
+ * that device cannot reach the memory (not a PCI device, or not behind
+ * a common PCI switch nor a host bridge the kernel trusts with
+ * peer-to-peer traffic).  -EOPNOTSUPP on a kernel built without PCI
+ * peer-to-peer DMA.  Without the flag, such a mapping is refused as any
+ * the long-term pin refuses (-EFAULT).
  */
 struct netgpu_add_region {
 	__u32	type;
@@ -263,7 +280,9 @@ struct netgpu_attach_dev {
  *
  * Attaching maps the region for the context's device; the attachment
  * holds the region (and what backs it) until it is detached, the context
- * is released or the region is removed.
+ * is released or the region is removed.  A region of PCI peer-to-peer
+ * memory (NETGPU_ADD_REGION_P2PDMA) that the device cannot reach is
+ * refused with -EREMOTEIO.
  */
 struct netgpu_attach_region {
 	__s32	mem_fd;
@@ -517,10 +536,11 @@ struct netgpu_send_iov {
  * argument, a range of no byte or past the end of its region, or a queue
  * attached without a completion ring; ``-EFAULT`` for a range starting in
  * no region attached to the context (or an unreadable @iov); ``-ENODEV``
- * for a region being removed; ``-EOPNOTSUPP`` for a dma-buf region (this
- * kernel's TX skbs cannot carry device memory) or a socket that is not
- * plain TCP; ``-ENOBUFS`` when the completion ring has no room for the
- * completion (consume it; checked before the ranges); ``-EAGAIN`` with
+ * for a region being removed; ``-EOPNOTSUPP`` for a dma-buf or
+ * peer-to-peer (NETGPU_ADD_REGION_P2PDMA) region (this kernel's TX skbs
+ * cannot carry device memory) or a socket that is not plain TCP;
+ * ``-ENOBUFS`` when the completion ring has no room for the completion
+ * (consume it; checked before the ranges); ``-EAGAIN`` with
  * NETGPU_SEND_NONBLOCK and a full send buffer (the socket's own
  * O_NONBLOCK does not count); ``-EINTR``; the socket's error (``-EPIPE``
  * after a shutdown of the sending side, ``-ECONNRESET``...).  No
