@@ -250,16 +250,38 @@ static void host_dma_expect_balanced(struct kunit *test,
 				    "mapping %d", i);
 }
 
+/*
+ * Page @i of the region at @addr, attached to @mc, is found @off bytes
+ * in: offset, length and DMA address as the region's map has them;
+ * without an IOMMU or bouncing, the DMA address is the page's.
+ */
+static void host_expect_lookup(struct kunit *test, struct netgpu_memctx *mc,
+			       u64 addr, int i, unsigned int off)
+{
+	u64 a = addr + i * PAGE_SIZE + off;
+	struct netgpu_mem_loc loc;
+	struct page *page;
+
+	KUNIT_ASSERT_EQ(test, mock_lookup(mc, a, &loc), 0);
+	KUNIT_EXPECT_EQ(test, loc.off, i * PAGE_SIZE + off);
+	KUNIT_EXPECT_EQ(test, loc.len, PAGE_SIZE - off);
+	KUNIT_EXPECT_EQ(test, loc.dma & ~PAGE_MASK, off);
+	KUNIT_ASSERT_EQ(test, get_user_pages_fast(a, 1, 0, &page), 1);
+	if (!device_iommu_mapped(mc->dev) &&
+	    !is_swiotlb_force_bounce(mc->dev))
+		KUNIT_EXPECT_EQ(test, loc.dma & PAGE_MASK,
+				page_to_phys(page));
+	put_page(page);
+}
+
 /* ===== Test cases ===== */
 
 /* Registered pages are pinned until the region goes, and DMA-mapped. */
 static void netgpu_host_test_pin(struct kunit *test)
 {
 	struct netgpu_mem *mem = host_area(test, true);
-	struct netgpu_mem_loc loc;
 	struct netgpu_memctx *mc;
 	struct netgpu_region *r;
-	struct page *page;
 	u64 addr;
 	int i;
 
@@ -272,23 +294,8 @@ static void netgpu_host_test_pin(struct kunit *test)
 
 	mc = host_ctx(test);
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
-	for (i = 0; i < 4; i++) {
-		u64 a = addr + i * PAGE_SIZE + 7;
-
-		rcu_read_lock();
-		KUNIT_EXPECT_EQ(test, netgpu_memctx_lookup(mc, a, &loc), 0);
-		rcu_read_unlock();
-		KUNIT_EXPECT_EQ(test, loc.off, i * PAGE_SIZE + 7);
-		KUNIT_EXPECT_EQ(test, loc.len, PAGE_SIZE - 7);
-		KUNIT_EXPECT_EQ(test, loc.dma & ~PAGE_MASK, 7);
-		/* Without an IOMMU or bouncing, the DMA address is the page's. */
-		KUNIT_ASSERT_EQ(test, get_user_pages_fast(a, 1, 0, &page), 1);
-		if (!device_iommu_mapped(mc->dev) &&
-		    !is_swiotlb_force_bounce(mc->dev))
-			KUNIT_EXPECT_EQ(test, loc.dma & PAGE_MASK,
-					page_to_phys(page));
-		put_page(page);
-	}
+	for (i = 0; i < 4; i++)
+		host_expect_lookup(test, mc, addr, i, 7);
 
 	kunit_release_action(test, mock_memctx_release_action, mc);
 	kunit_release_action(test, mock_region_put_action, r);
@@ -1326,11 +1333,9 @@ static void netgpu_host_test_p2p_distance(struct kunit *test)
 {
 	struct host_p2p *p = host_p2p_setup(test);
 	struct netgpu_mem *mem = host_area(test, true);
-	struct netgpu_mem_loc loc;
 	struct netgpu_memctx *mc;
 	struct netgpu_region *r;
 	unsigned int ref;
-	struct page *page;
 	int i;
 
 	r = host_p2p_region(test, p, mem, &p->pdev->dev, &mc);
@@ -1356,20 +1361,8 @@ static void netgpu_host_test_p2p_distance(struct kunit *test)
 	}
 
 	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
-	for (i = 0; i < HOST_P2P_PAGES; i++) {
-		u64 a = p->addr + i * PAGE_SIZE + 9;
-
-		KUNIT_ASSERT_EQ(test, mock_lookup(mc, a, &loc), 0);
-		KUNIT_EXPECT_EQ(test, loc.off, i * PAGE_SIZE + 9);
-		KUNIT_EXPECT_EQ(test, loc.len, PAGE_SIZE - 9);
-		KUNIT_EXPECT_EQ(test, loc.dma & ~PAGE_MASK, 9);
-		KUNIT_ASSERT_EQ(test, get_user_pages_fast(a, 1, 0, &page), 1);
-		if (!device_iommu_mapped(mc->dev) &&
-		    !is_swiotlb_force_bounce(mc->dev))
-			KUNIT_EXPECT_EQ(test, loc.dma & PAGE_MASK,
-					page_to_phys(page));
-		put_page(page);
-	}
+	for (i = 0; i < HOST_P2P_PAGES; i++)
+		host_expect_lookup(test, mc, p->addr, i, 9);
 	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
 	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
 	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), ref);

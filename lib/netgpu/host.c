@@ -452,6 +452,21 @@ VISIBLE_IF_KUNIT void netgpu_host_unmap_page(struct device *dev,
 }
 EXPORT_SYMBOL_IF_KUNIT(netgpu_host_unmap_page);
 
+/* A map of @r's pages, its addresses to fill, or NULL without memory. */
+static struct netgpu_host_map *netgpu_host_map_alloc(struct netgpu_region *r)
+{
+	struct netgpu_host_map *hm;
+
+	/* User-sized, like the page array: may be huge, fail quietly. */
+	hm = kvzalloc(struct_size(hm, dma, r->nr_pages),
+		      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!hm)
+		return NULL;
+	hm->map.r = r;
+	hm->nr_pages = r->nr_pages;
+	return hm;
+}
+
 /*
  * Map the peer-to-peer region @hr for @dev, refused with -EREMOTEIO unless
  * @dev reaches the provider: the decision belongs here, as the device is
@@ -484,13 +499,9 @@ static struct netgpu_dmamap *netgpu_host_p2p_map(struct netgpu_host_region *hr,
 	if (netgpu_host_p2p_distance(hr->provider, dev) < 0)
 		return ERR_PTR(-EREMOTEIO);
 
-	/* User-sized, like the page array: may be huge, fail quietly. */
-	hm = kvzalloc(struct_size(hm, dma, r->nr_pages),
-		      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	hm = netgpu_host_map_alloc(r);
 	if (!hm)
 		return ERR_PTR(-ENOMEM);
-	hm->map.r = r;
-	hm->nr_pages = r->nr_pages;
 	/* add checked that the page count fits an int. */
 	err = sg_alloc_table_from_pages_segment(&hm->sgt, hr->pages,
 						r->nr_pages, 0, r->len,
@@ -538,13 +549,9 @@ static struct netgpu_dmamap *netgpu_host_map(struct netgpu_region *r,
 	if (r->device)
 		return netgpu_host_p2p_map(hr, dev);
 
-	/* User-sized, like the page array: may be huge, fail quietly. */
-	hm = kvzalloc(struct_size(hm, dma, r->nr_pages),
-		      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	hm = netgpu_host_map_alloc(r);
 	if (!hm)
 		return ERR_PTR(-ENOMEM);
-	hm->map.r = r;
-	hm->nr_pages = r->nr_pages;
 
 	for (i = 0; i < r->nr_pages; i++) {
 		/* fail_netgpu_dma_map: this page's mapping fails. */
