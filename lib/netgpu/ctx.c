@@ -180,10 +180,12 @@ static int netgpu_ifq_file_release(struct inode *inode, struct file *file)
 
 	mutex_lock(&ctx->lock);
 	rtnl_lock();
-	list_del(&qf->node);
+	list_del_rcu(&qf->node);
 	netgpu_ifq_unbind(qf->ifq);
 	rtnl_unlock();
 	mutex_unlock(&ctx->lock);
+	/* A RECV that found the queue under RCU has its own reference. */
+	synchronize_rcu();
 
 	/* Unbound: no receive path hands buffers to user space any more. */
 	netgpu_ifq_scrub(qf->ifq);
@@ -305,7 +307,7 @@ static struct file *netgpu_ctx_bind_ifq(struct netgpu_ctx *ctx,
 		goto err_unbind;
 	}
 	netgpu_ctx_get(ctx);
-	list_add_tail(&qf->node, &ctx->ifqs);
+	list_add_tail_rcu(&qf->node, &ctx->ifqs);
 	return file;
 
 err_unbind:
@@ -614,8 +616,8 @@ struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
 	 * @ctx->lock across the whole call: the regions the queue holds
 	 * cannot be detached before it is bound (or gone).  Long (a queue
 	 * restart; on e1000e a link reset), and the context's other calls
-	 * wait (a RECV pass picking its copy queue, GET_STATS), but
-	 * nothing waits for @ctx->lock holding rtnl_lock.
+	 * wait (GET_STATS; not a RECV, which picks its copy queue under
+	 * RCU), but nothing waits for @ctx->lock holding rtnl_lock.
 	 */
 	mutex_lock(&ctx->lock);
 	err = netgpu_ctx_check_attached(ctx);
@@ -717,21 +719,27 @@ static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
 	return file;
 }
 
-/* The first bound queue of @ctx with host memory, referenced, or NULL. */
+/*
+ * The first bound queue of @ctx with host memory, referenced, or NULL.
+ * Under RCU, not the context's lock, which a BIND_QUEUE or a queue's
+ * close holds while it waits for rtnl_lock: a receive does not wait for
+ * the machine's rtnetlink traffic.  A file on the list holds its queue
+ * until a grace period after it left the list.
+ */
 static struct netgpu_ifq *netgpu_ctx_copy_ifq(struct netgpu_ctx *ctx)
 {
 	struct netgpu_ifq *copy = NULL;
 	struct netgpu_ifq_file *qf;
 
-	mutex_lock(&ctx->lock);
-	list_for_each_entry(qf, &ctx->ifqs, node) {
+	rcu_read_lock();
+	list_for_each_entry_rcu(qf, &ctx->ifqs, node) {
 		if (netgpu_ifq_can_copy(qf->ifq)) {
 			copy = qf->ifq;
 			netgpu_ifq_get(copy);
 			break;
 		}
 	}
-	mutex_unlock(&ctx->lock);
+	rcu_read_unlock();
 	return copy;
 }
 
@@ -745,8 +753,8 @@ static struct netgpu_ifq *netgpu_ctx_copy_ifq(struct netgpu_ctx *ctx)
  * readable bytes are copied into afresh: the first bound queue of the
  * context with host memory, if any; none is held while waiting.
  *
- * Context: Process context, may sleep.  Takes the context's lock, then
- * (without it) the socket lock.
+ * Context: Process context, may sleep.  Takes the socket lock; not the
+ * context's (the copy queue is found under RCU).
  * Return: as netgpu_sockq_recv(), or netgpu_sockq_wait()'s error.
  */
 int netgpu_ctx_recv(struct netgpu_sockq *sq, struct netgpu_recv *r)

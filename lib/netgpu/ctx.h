@@ -95,7 +95,8 @@ enum netgpu_ctx_state {
  * @node: in the list of contexts holding a device, under rtnl_lock, while
  *	@state is %NETGPU_CTX_ATTACHED
  * @ifqs: the interface queues' files, under rtnl_lock and @lock (either
- *	is enough to read; NETDEV_UNREGISTER reads it under rtnl_lock)
+ *	is enough to read; NETDEV_UNREGISTER reads it under rtnl_lock, a
+ *	RECV under RCU alone)
  * @sockqs: the socket queues (&struct netgpu_sockq), under @lock
  * @revoke_work: unbinds the queues holding a region that was revoked
  * @release_work: releases the memory side and drops the device after
@@ -186,7 +187,8 @@ void netgpu_dev_exit(void);
  * struct netgpu_ifq_file - an interface queue's file
  * @ctx: the context that bound the queue (a reference)
  * @ifq: the queue (the owner's reference)
- * @node: in &netgpu_ctx.ifqs
+ * @node: in &netgpu_ctx.ifqs (RCU: a RECV picks its copy queue without
+ *	the context's lock)
  */
 struct netgpu_ifq_file {
 	struct netgpu_ctx	*ctx;
