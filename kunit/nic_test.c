@@ -5484,6 +5484,32 @@ static void sock_xdp_clear_action(void *dev)
 }
 
 /*
+ * Binding @ifq to the mock NIC's queue 0, given or "any", fails with @err
+ * and leaves the queue NEW and the rx queue plain; once @clear (the
+ * case's deferred action) undid what refused it, a bind (given, or "any"
+ * with @any) succeeds, and its unbind leaves nothing behind.
+ */
+static void sock_expect_bind_refused(struct kunit *test, struct nic_fix *f,
+				     struct netgpu_ifq *ifq, int err,
+				     kunit_action_t *clear, bool any)
+{
+	u32 q = 0;
+
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, false), err);
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, true), err);
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_NEW);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
+	nic_expect_plain_queue(test, f->nic);
+
+	kunit_release_action(test, clear, f->nic->ndev);
+	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, any), 0);
+	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_BOUND);
+	nic_unbind(ifq);
+	nic_expect_plain_queue(test, f->nic);
+	nic_wait_pool_gone(test, f, ifq);
+}
+
+/*
  * A device running an XDP program binds no queue: -EEXIST, as
  * mainline's __net_mp_open_rxq() answers, for a given queue and for
  * "any" (not -EBUSY, which says every queue is taken); the queue is left
@@ -5502,7 +5528,6 @@ static void netgpu_sock_test_bind_xdp(struct kunit *test)
 	struct netgpu_ifq *ifq = nic_new_ifq(test, f);
 	struct bpf_prog_aux *aux;
 	struct bpf_prog *prog;
-	u32 q = 0;
 
 	prog = kunit_kzalloc(test, sizeof(*prog), GFP_KERNEL);
 	aux = kunit_kzalloc(test, sizeof(*aux), GFP_KERNEL);
@@ -5516,18 +5541,8 @@ static void netgpu_sock_test_bind_xdp(struct kunit *test)
 	mock_defer(test, sock_xdp_clear_action, f->nic->ndev);
 	KUNIT_EXPECT_EQ(test, dev_xdp_prog_count(f->nic->ndev), 1);
 
-	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, false), -EEXIST);
-	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, true), -EEXIST);
-	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_NEW);
-	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
-	nic_expect_plain_queue(test, f->nic);
-
-	kunit_release_action(test, sock_xdp_clear_action, f->nic->ndev);
-	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, true), 0);
-	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_BOUND);
-	nic_unbind(ifq);
-	nic_expect_plain_queue(test, f->nic);
-	nic_wait_pool_gone(test, f, ifq);
+	sock_expect_bind_refused(test, f, ifq, -EEXIST,
+				 sock_xdp_clear_action, true);
 }
 
 #if IS_ENABLED(CONFIG_XDP_SOCKETS)
@@ -5556,7 +5571,6 @@ static void netgpu_sock_test_bind_xsk_pool(struct kunit *test)
 	struct nic_fix *f = nic_fix(test, 8);
 	struct netgpu_ifq *ifq = nic_new_ifq(test, f);
 	struct xsk_buff_pool *pool;
-	u32 q = 0;
 
 	/* Never dereferenced: the check reads the pointer only. */
 	pool = kunit_kzalloc(test, 64, GFP_KERNEL);
@@ -5567,18 +5581,8 @@ static void netgpu_sock_test_bind_xsk_pool(struct kunit *test)
 	rtnl_unlock();
 	mock_defer(test, sock_xsk_clear_action, f->nic->ndev);
 
-	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, false), -EBUSY);
-	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, true), -EBUSY);
-	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_NEW);
-	KUNIT_EXPECT_EQ(test, refcount_read(&ifq->ref), 1);
-	nic_expect_plain_queue(test, f->nic);
-
-	kunit_release_action(test, sock_xsk_clear_action, f->nic->ndev);
-	KUNIT_EXPECT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
-	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_BOUND);
-	nic_unbind(ifq);
-	nic_expect_plain_queue(test, f->nic);
-	nic_wait_pool_gone(test, f, ifq);
+	sock_expect_bind_refused(test, f, ifq, -EBUSY,
+				 sock_xsk_clear_action, false);
 }
 #endif
 
