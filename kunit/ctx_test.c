@@ -403,6 +403,58 @@ static void netgpu_ctx_test_free_unmaps_unlocked(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&buf->unmaps_rtnl), 0);
 }
 
+/* Grace periods of the memory unit the stub below saw, and under rtnl_lock. */
+static atomic_t ctx_gps, ctx_gps_rtnl;
+
+static void ctx_stub_synchronize_rcu(void)
+{
+	atomic_inc(&ctx_gps);
+	if (lockdep_rtnl_is_held())
+		atomic_inc(&ctx_gps_rtnl);
+	synchronize_rcu();
+}
+
+/*
+ * Review 2, LM2: the last put of a context with four regions attached
+ * waits for one grace period for all of them, and not under rtnl_lock;
+ * each region's map is unmapped after it.
+ *
+ * Kills a grace period per region in netgpu_memctx_release() (mutant
+ * lm2-gp-per-region: five) and the release under rtnl_lock in
+ * netgpu_ctx_free() (lm2-release-under-rtnl).
+ */
+static void netgpu_ctx_test_free_one_grace_period(struct kunit *test)
+{
+	struct netgpu_region *r[4];
+	struct netgpu_ctx *ctx;
+	int i, id;
+
+	NETGPU_TEST_REQUIRES(test, IS_ENABLED(CONFIG_LOCKDEP));
+	ctx = netgpu_ctx_create();
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    ctx_dev(test)->ifindex),
+			0);
+	for (i = 0; i < ARRAY_SIZE(r); i++) {
+		r[i] = ctx_region(test, ctx_user_mem(test, 1), 1, &id);
+		KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test),
+							       id), 0);
+	}
+	atomic_set(&ctx_gps, 0);
+	atomic_set(&ctx_gps_rtnl, 0);
+	kunit_activate_static_stub(test, netgpu_mem_synchronize_rcu,
+				   ctx_stub_synchronize_rcu);
+	netgpu_ctx_put(ctx);
+	kunit_deactivate_static_stub(test, netgpu_mem_synchronize_rcu);
+
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx_gps), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx_gps_rtnl), 0);
+	for (i = 0; i < ARRAY_SIZE(r); i++) {
+		KUNIT_EXPECT_TRUE(test, list_empty(&r[i]->atts));
+		KUNIT_EXPECT_TRUE(test, list_empty(&r[i]->maps));
+	}
+}
+
 static void netgpu_ctx_test_attach_dev_twice(struct kunit *test)
 {
 	struct ctx_fix *f = test->priv;
@@ -2082,6 +2134,7 @@ static void netgpu_ctx_test_revoke_other_region(struct kunit *test)
 static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_lifetime),
 	KUNIT_CASE(netgpu_ctx_test_free_unmaps_unlocked),
+	KUNIT_CASE(netgpu_ctx_test_free_one_grace_period),
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_twice),
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_refused),
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_netns),
