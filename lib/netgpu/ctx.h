@@ -55,6 +55,11 @@
  * as for rtnl_lock.  GET_STATS takes neither: it walks the queues under
  * &netgpu_ctx.stats_lock, a lock of its own.  Nothing here runs in
  * atomic context; every entry point may sleep.
+ *
+ * The provider of a peer-to-peer region going away waits, under its PCI
+ * device's lock (the bus notifier, host.c), for the revoke work of the
+ * contexts holding the region, which takes &netgpu_ctx.lock and then
+ * rtnl_lock: neither may be held waiting for a PCI device's lock.
  */
 
 struct net;
