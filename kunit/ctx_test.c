@@ -709,6 +709,13 @@ static void ctx_kthread_stop_action(void *task)
  * The device is unregistered while another thread attaches and detaches
  * a region in a loop: unregistering returns, the thread sees only
  * success or -ENODEV, and the region ends unattached and unmapped.
+ *
+ * A stress test (review 2, tests.md 1.1.6): whether the unregistration
+ * falls between an attach and its detach is hoped for, not arranged;
+ * the asserts hold either way.  The interleavings that broke before are
+ * held deterministically: unregister_mapping (NETDEV_UNREGISTER while
+ * an ATTACH_REGION holds the context's lock in its mapping) and
+ * unregister_freeing (while the last put waits for rtnl_lock).
  */
 static void netgpu_ctx_test_unregister_racing(struct kunit *test)
 {
