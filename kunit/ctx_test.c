@@ -762,6 +762,13 @@ static void ctx_kthread_stop_action(void *task)
  * The device is unregistered while another thread attaches and detaches
  * a region in a loop: unregistering returns, the thread sees only
  * success or -ENODEV, and the region ends unattached and unmapped.
+ *
+ * A stress test (review 2, tests.md 1.1.6): whether the unregistration
+ * falls between an attach and its detach is hoped for, not arranged;
+ * the asserts hold either way.  The interleavings that broke before are
+ * held deterministically: unregister_mapping (NETDEV_UNREGISTER while
+ * an ATTACH_REGION holds the context's lock in its mapping) and
+ * unregister_freeing (while the last put waits for rtnl_lock).
  */
 static void netgpu_ctx_test_unregister_racing(struct kunit *test)
 {
@@ -2475,6 +2482,42 @@ static void netgpu_ctx_test_calls_killed(struct kunit *test)
 			0);
 	KUNIT_EXPECT_EQ(test, netgpu_ctx_get_stats(ctx, &st), 0);
 	close_fd(fd);
+/*
+ * The last reference goes while the context's revoke work is queued:
+ * the free must cancel it or wait for it (review 2, tests.md section 5,
+ * mutant 8).  The case holds the context's lock across the revoke, so
+ * the work, queued on this CPU's system_wq pool, is at best waiting for
+ * that lock when the put starts; without the cancel_work_sync() it runs
+ * on the freed context (KASAN: use-after-free in the work's
+ * mutex_lock(), found by the console scan).  Whether it runs after the
+ * free rather than before the free's last section depends on the
+ * scheduler (it is woken when the lock is let go), so a survivor is
+ * possible; the case checks the premise, a queued or running work.
+ */
+static void netgpu_ctx_test_free_revoke_queued(struct kunit *test)
+{
+	struct netgpu_region *r;
+	struct netgpu_ctx *ctx;
+	unsigned int busy;
+	int id;
+
+	r = ctx_region(test, ctx_user_mem(test, 2), 2, &id);
+	ctx = netgpu_ctx_create();
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	if (netgpu_ctx_attach_dev(ctx, &init_net, ctx_dev(test)->ifindex) ||
+	    netgpu_ctx_attach_region(ctx, ctx_mem(test), id)) {
+		netgpu_ctx_put(ctx);
+		KUNIT_FAIL(test, "cannot attach the device and the region");
+		return;
+	}
+
+	mutex_lock(&ctx->lock);
+	netgpu_region_revoke(r);
+	busy = work_busy(&ctx->revoke_work);
+	mutex_unlock(&ctx->lock);
+	KUNIT_EXPECT_NE(test, busy, 0U);
+	/* The last reference, the work queued or waiting for the lock. */
+	netgpu_ctx_put(ctx);
 }
 #endif
 
@@ -2519,6 +2562,7 @@ static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_stats_recv_unlocked),
 	KUNIT_CASE(netgpu_ctx_test_stats_walk_close),
 	KUNIT_CASE(netgpu_ctx_test_calls_killed),
+	KUNIT_CASE(netgpu_ctx_test_free_revoke_queued),
 #endif
 	{}
 };
