@@ -27,9 +27,11 @@
 # every transfer starts on a freshly probed device, new ring, new pool.
 # The new interface goes into A's namespace with IPv6 off and the
 # round's MTU, is brought up, and one ping from B settles ARP both ways,
-# all before the measured window.  B stays at MTU 9000 (its link never
-# resets during the rounds): A's MTU sets the segment size, through the
-# MSS A advertises.  B's TSO is off (QEMU 7.2's hub, see run.sh).
+# all before the measured window.  Neither namespace keeps TCP metrics
+# (tcp_no_metrics_save): no connection inherits the previous one's
+# ssthresh or RTT.  B stays at MTU 9000 (its link never resets during
+# the rounds): A's MTU sets the segment size, through the MSS A
+# advertises.  B's TSO is off (QEMU 7.2's hub, see run.sh).
 #
 # The transfer: nsim_tcp send in B, nsim_tcp recv in A (read() into a
 # 64 KiB user buffer, e1kb_recv_size=<bytes> another size), the same
@@ -144,6 +146,11 @@ bind_a() {
 	quiet in_b ping -c 1 -W 2 $A_IP || quiet in_b ping -c 1 -W 5 $A_IP
 }
 
+no_metrics() {
+	in_a sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_no_metrics_save' &&
+		in_b sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_no_metrics_save'
+}
+
 case_setup() {
 	local pcis d
 	ktap_check "built-in e1000e present" test -d $PCI/drivers/e1000e
@@ -174,6 +181,9 @@ case_setup() {
 	PID_B=$(new_netns)
 	in_a ip link set dev lo up
 	in_b ip link set dev lo up
+	# Each connection starts from the same state: no TCP metrics (ssthresh,
+	# RTT) cached from the previous transfer, whichever driver it had.
+	ktap_check "TCP metrics not saved in A and B" no_metrics
 	into_ns "$IF_B" "$PID_B" in_b $B_IP 9000
 	ktap_check "B's TSO off" quiet in_b "$E1K" tso "$IF_B" off
 	ktap_check "link up on B ($IF_B, MTU 9000) within 20 s" \
