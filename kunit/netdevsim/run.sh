@@ -234,11 +234,18 @@ case_tcp_split_jumbo() {
 # queue 0 (netdev BIND_RX, which restarts the queue through the queue
 # API), so the split path's buffers are net_iovs written through their
 # DMA addresses; the receiver reads them back through the memfd.
+# A non-mmap AF_PACKET reader on A meanwhile is 0013's reproducer with
+# in-tree devmem alone (review 2, G1): af_packet clones and trims every
+# unreadable skb, pskb_expand_head() takes a ref on each frag, and
+# without 0013 that is get_page(NULL) (mutant 0013-devmem-frag-ref).
 case_devmem() {
-	local p0 b0 d0 p1 b1 d1 rpid rrc src n=$((BYTES / 2))
+	local p0 b0 d0 p1 b1 d1 rpid rrc src pid prc n=$((BYTES / 2)) bg
 	echo 0 > $A_DFS/rx_split
 	p0=$(counter rx_split_packets) b0=$(counter rx_split_bytes) d0=$(counter rx_split_drops)
-	rm -f /tmp/recv.out
+	rm -f /tmp/recv.out /tmp/dmp.out
+	( ex_a "$NSIM_NETGPU" packet "$IF_A" 120 ) > /tmp/dmp.out 2>&1 &
+	bg=$!
+	wait_for /tmp/dmp.out '^packet: pid|nsim_netgpu: exit' 30
 	( ex_a "$NSIM_TCP" devmem "$IF_A" $PORT "$n" $((SEED + 8)) 16 ) > /tmp/recv.out 2>&1 &
 	rpid=$!
 	while ! grep -q listening /tmp/recv.out 2>/dev/null; do
@@ -250,8 +257,13 @@ case_devmem() {
 	wait $rpid
 	rrc=$?
 	p1=$(counter rx_split_packets) b1=$(counter rx_split_bytes) d1=$(counter rx_split_drops)
+	pid=$(sed -n 's/^packet: pid \([0-9]*\) .*/\1/p' /tmp/dmp.out)
+	[ -n "$pid" ] && kill -TERM "$pid"
+	wait "$bg"
+	prc=$?
 	while read -r l; do ktap_diag "devmem: $l"; done < /tmp/recv.out
 	ktap_diag "devmem: $(cat /tmp/send.out)"
+	diag_file devmem /tmp/dmp.out
 	ktap_diag "rx_split_packets +$((p1 - p0)) rx_split_bytes +$((b1 - b0)) rx_split_drops +$((d1 - d0))"
 	ktap_check "udmabuf bound to rx queue 0" grep -q "bound 16 MiB" /tmp/recv.out
 	ktap_check "sender sent $n bytes" test $src -eq 0
@@ -259,6 +271,8 @@ case_devmem() {
 	ktap_check "sums match" test "$(sed -n 's/.*recv .*sum=\([0-9a-f]*\).*/\1/p' /tmp/recv.out)" = \
 		"$(sed -n 's/.*send .*sum=\([0-9a-f]*\).*/\1/p' /tmp/send.out)"
 	ktap_check "split path taken with the provider (rx_split off)" test $((p1 - p0)) -gt 0
+	ktap_check "a non-mmap AF_PACKET reader got the devmem packets cut to their headers (0013)" \
+		test $prc -eq 0
 	ktap_check "queue unbound: plain transfer after, split off" \
 		transfer after_devmem $((BYTES / 4)) $((SEED + 9))
 	# No wait for the binding's dma-buf to be detached before the
