@@ -2482,6 +2482,8 @@ static void netgpu_ctx_test_calls_killed(struct kunit *test)
 			0);
 	KUNIT_EXPECT_EQ(test, netgpu_ctx_get_stats(ctx, &st), 0);
 	close_fd(fd);
+}
+
 /*
  * The last reference goes while the context's revoke work is queued:
  * the free must cancel it or wait for it (review 2, tests.md section 5,
