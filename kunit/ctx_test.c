@@ -1727,7 +1727,9 @@ static int ctx_holder_fn(void *data)
 
 	h->lock(h->arg);
 	complete(&h->held);
-	h->timed_out = !wait_for_completion_timeout(&h->release, 10 * HZ);
+	/* Before the unlock: whoever takes the lock next sees it. */
+	WRITE_ONCE(h->timed_out,
+		   !wait_for_completion_timeout(&h->release, 10 * HZ));
 	h->unlock(h->arg);
 	complete(&h->done);
 	return 0;
@@ -1752,6 +1754,21 @@ static bool ctx_unhold(struct ctx_holder *h)
 	complete(&h->release);
 	wait_for_completion(&h->done);
 	return !h->timed_out;
+}
+
+/*
+ * A call that has just returned did so while @h still held its lock:
+ * it gave up waiting for that lock, rather than got it once the holder
+ * let go after 10 s and then failed (or succeeded) on some later wait.
+ * The holder sets @timed_out before it lets go, and whoever takes the
+ * lock next sees it (the mutex orders them).
+ */
+static void ctx_expect_still_held(struct kunit *test, struct ctx_holder *h,
+				  const char *call)
+{
+	KUNIT_EXPECT_FALSE_MSG(test, READ_ONCE(h->timed_out),
+			       "%s returned only once the holder let go: it waited for the lock unkillably",
+			       call);
 }
 
 static void ctx_rtnl_lock(void *unused)
@@ -2413,11 +2430,17 @@ static void ctx_mutex_unlock(void *lock)
  * BIND_QUEUE, ATTACH_SOCKET; GET_STATS likewise behind another
  * GET_STATS.  The same calls then go on as if never tried.
  *
- * Kills mutex_lock() instead of mutex_lock_killable() in ATTACH_REGION
- * or BIND_QUEUE (mutants ctx-lock-unkillable-attach-region,
- * ctx-lock-unkillable-bind) and in GET_STATS
- * (stats-lock-unkillable): the call waits until the holder lets go on
- * its own after 10 s, then succeeds or fails later, behind rtnl_lock.
+ * ATTACH_DEV and BIND_QUEUE also wait for rtnl_lock, killably: an
+ * -EINTR alone does not say which wait gave up.  After each call the
+ * case checks that the holder has not let go yet, so the call cannot
+ * have got past the context's lock.
+ *
+ * Kills mutex_lock() instead of mutex_lock_killable() in ATTACH_DEV,
+ * ATTACH_REGION or BIND_QUEUE (mutants ctx-lock-unkillable-attach-dev,
+ * ctx-lock-unkillable-attach-region, ctx-lock-unkillable-bind) and in
+ * GET_STATS (stats-lock-unkillable): the call waits until the holder
+ * lets go on its own after 10 s, then returns, whatever it returns,
+ * with the holder's timed_out set.
  */
 static void netgpu_ctx_test_calls_killed(struct kunit *test)
 {
@@ -2452,17 +2475,22 @@ static void netgpu_ctx_test_calls_killed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
 						    nic->ndev->ifindex),
 			-EINTR);
+	ctx_expect_still_held(test, &h, "ATTACH_DEV");
 	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test), id),
 			-EINTR);
+	ctx_expect_still_held(test, &h, "ATTACH_REGION");
 	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, ctx_mem(test), id),
 			-EINTR);
+	ctx_expect_still_held(test, &h, "DETACH_REGION");
 	file = netgpu_ctx_bind_queue(ctx, &qid, false, &geom);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(file), -EINTR);
+	ctx_expect_still_held(test, &h, "BIND_QUEUE");
 	/* A wrong success must not outlive the case (and fail its end). */
 	if (!IS_ERR(file))
 		__fput_sync(file);
 	file = netgpu_ctx_attach_socket(ctx, fd, &rx, NULL);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(file), -EINTR);
+	ctx_expect_still_held(test, &h, "ATTACH_SOCKET");
 	if (!IS_ERR(file))
 		__fput_sync(file);
 	flush_signals(current);
@@ -2474,6 +2502,7 @@ static void netgpu_ctx_test_calls_killed(struct kunit *test)
 	allow_signal(SIGKILL);
 	send_sig(SIGKILL, current, 1);
 	KUNIT_EXPECT_EQ(test, netgpu_ctx_get_stats(ctx, &st), -EINTR);
+	ctx_expect_still_held(test, &h, "GET_STATS");
 	flush_signals(current);
 	disallow_signal(SIGKILL);
 	KUNIT_EXPECT_TRUE(test, ctx_unhold(&h));
