@@ -577,7 +577,7 @@ struct netgpu_send {
  * interface-queue fd and ATTACH_SOCKET a socket-queue fd (both O_CLOEXEC).
  * Each waits for the context's other calls (one at a time) and
  * ATTACH_DEV and BIND_QUEUE for rtnl_lock: a fatal signal meanwhile
- * returns ``-EINTR`` with nothing done.  NETGPU_IOCTL_GET_STATS works on
+ * returns -EINTR with nothing done.  NETGPU_IOCTL_GET_STATS works on
  * a context fd and on both kinds of queue fd; it does not wait for the
  * context's other calls.
  */
