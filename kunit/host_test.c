@@ -23,11 +23,13 @@
 #include <linux/dma-mapping.h>
 #include <linux/highmem.h>
 #include <linux/io.h>
+#include <linux/completion.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/memremap.h>
+#include <linux/notifier.h>
 #include <linux/pagemap.h>
 #include <linux/pci.h>
 #include <linux/sched/signal.h>
@@ -1062,6 +1064,9 @@ static void netgpu_host_test_memlock_retry(struct kunit *test)
  * @pdev: a PCI device of the machine (a reference is held); the provider,
  *	and the NIC where the distance is asked
  * @published: the provider stub finds @pdev (else: nobody published it)
+ * @unbind_in_provider: the provider stub first sends the unbind of
+ *	@pdev's driver (BUS_NOTIFY_UNBIND_DRIVER), once: between the pin
+ *	and the listing of the region being made
  * @distance: what the distance stub answers
  * @pgmap_calls: calls of netgpu_host_p2p_pgmap()
  * @provider_calls: calls of netgpu_host_p2p_provider()
@@ -1076,6 +1081,7 @@ struct host_p2p {
 	struct dev_pagemap	pgmap[2];
 	struct pci_dev		*pdev;
 	bool			published;
+	bool			unbind_in_provider;
 	int			distance;
 	int			pgmap_calls, provider_calls, distance_calls;
 	struct pci_dev		*asked_provider;
@@ -1112,6 +1118,11 @@ static struct pci_dev *host_p2p_stub_provider(struct dev_pagemap *pgmap)
 
 	p->provider_calls++;
 	KUNIT_EXPECT_PTR_EQ(test, pgmap, &p->pgmap[0]);
+	if (p->unbind_in_provider) {
+		p->unbind_in_provider = false;
+		netgpu_host_p2p_notify(NULL, BUS_NOTIFY_UNBIND_DRIVER,
+				       &p->pdev->dev);
+	}
 	return p->published ? pci_dev_get(p->pdev) : NULL;
 }
 
@@ -1486,6 +1497,292 @@ static void netgpu_host_test_p2p_fail_nth(struct kunit *test)
 	}
 }
 
+/* ----- The provider going away (its driver unbound) ----- */
+
+/* The driver of @pdev is gone, as far as netgpu knows. */
+static void host_p2p_forget_action(void *pdev)
+{
+	netgpu_host_p2p_notify(NULL, BUS_NOTIFY_UNBOUND_DRIVER,
+			       &((struct pci_dev *)pdev)->dev);
+}
+
+/*
+ * What the driver core sends before the driver of @pdev is removed
+ * (nothing is unbound: the notifier is called directly); the end of the
+ * unbind (BUS_NOTIFY_UNBOUND_DRIVER) is sent when the test ends.
+ */
+static void host_p2p_unbind(struct kunit *test, struct pci_dev *pdev)
+{
+	mock_defer(test, host_p2p_forget_action, pdev);
+	netgpu_host_p2p_notify(NULL, BUS_NOTIFY_UNBIND_DRIVER, &pdev->dev);
+}
+
+/*
+ * The provider's driver unbinding revokes a region over its memory that
+ * a context has attached, no buffer out: when the notifier returns, the
+ * region is revoked and detached, its map unmapped (the map's reference
+ * on the device gone) and its pages unpinned.  The region stays in its
+ * area for its user, who did not remove it: an attach is refused with
+ * -ENODEV, and the id is its own until the user removes it.  The
+ * provider's reference goes with the region.
+ *
+ * Kills: the notifier removed or ignoring the event (p2p-unbind-ignored:
+ * not revoked, 4 pages pinned); the pins left to the region's release
+ * (p2p-revoke-pinned); the region dropped from its area (the id free for
+ * the next region while the user still holds it).
+ */
+static void netgpu_host_test_p2p_unbind(struct kunit *test)
+{
+	struct host_p2p *p = host_p2p_setup(test);
+	struct netgpu_mem *mem = host_area(test, true);
+	unsigned int refs = host_pdev_refs(p);
+	struct netgpu_region *r, *same;
+	struct netgpu_memctx *mc;
+	struct netgpu_mem_loc loc;
+	int id;
+
+	id = host_add_p2p(mem, p->addr, HOST_P2P_PAGES * PAGE_SIZE);
+	r = mock_region_get(test, mem, id);
+	mc = mock_memctx(test, &p->pdev->dev);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+	KUNIT_EXPECT_EQ(test, host_pdev_refs(p), refs + 2);
+
+	host_p2p_unbind(test, p->pdev);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(r->revoked));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_TRUE(test, list_empty(&mc->atts));
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc, p->addr, &loc), -EFAULT);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, p->addr, HOST_P2P_PAGES), 0);
+	KUNIT_EXPECT_EQ(test, host_pdev_refs(p), refs + 1);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(mc, r), -ENODEV);
+	same = netgpu_mem_get_region(mem, id);
+	KUNIT_EXPECT_PTR_EQ(test, same, r);
+	if (!IS_ERR(same))
+		netgpu_region_put(same);
+
+	/* Removed by its user (REMOVE_REGION): now the id goes. */
+	netgpu_region_revoke(r);
+	KUNIT_EXPECT_PTR_EQ(test, netgpu_mem_get_region(mem, id),
+			    ERR_PTR(-ENOENT));
+	kunit_release_action(test, mock_region_put_action, r);
+	KUNIT_EXPECT_EQ(test, host_pdev_refs(p), refs);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, p->addr, HOST_P2P_PAGES), 0);
+}
+
+/*
+ * The unbind of another PCI device's driver, and other events of the
+ * provider's (a device added, a driver bound), leave a region alone:
+ * attached, mapped, pinned.  Nor does another device's unbind refuse a
+ * region over the provider's memory.
+ *
+ * Kills: the provider not compared (every unbind revoking every region,
+ * or refusing every new one); events other than the unbind taken for it.
+ */
+static void netgpu_host_test_p2p_unbind_other(struct kunit *test)
+{
+	struct host_p2p *p = host_p2p_setup(test);
+	struct netgpu_mem *mem = host_area(test, true);
+	struct netgpu_memctx *mc;
+	struct netgpu_mem_loc loc;
+	struct netgpu_region *r;
+	struct pci_dev *other;
+	unsigned int refs;
+
+	/* pci_get_device() drops the reference it starts from. */
+	other = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, pci_dev_get(p->pdev));
+	if (!other)
+		kunit_skip(test, "Test requires: a second PCI device");
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, host_pci_dev_put,
+							other), 0);
+	refs = host_pdev_refs(p);
+
+	host_p2p_unbind(test, other);
+	r = mock_region_get(test, mem, host_add_p2p(mem, p->addr,
+						    HOST_P2P_PAGES * PAGE_SIZE));
+	mc = mock_memctx(test, &p->pdev->dev);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+
+	netgpu_host_p2p_notify(NULL, BUS_NOTIFY_UNBIND_DRIVER, &other->dev);
+	netgpu_host_p2p_notify(NULL, BUS_NOTIFY_ADD_DEVICE, &p->pdev->dev);
+	netgpu_host_p2p_notify(NULL, BUS_NOTIFY_BOUND_DRIVER, &p->pdev->dev);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(r->revoked));
+	KUNIT_EXPECT_FALSE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_EQ(test, mock_lookup(mc, p->addr, &loc), 0);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, p->addr, HOST_P2P_PAGES),
+			HOST_P2P_PAGES);
+	KUNIT_EXPECT_EQ(test, host_pdev_refs(p), refs + 2);
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_detach(mc, r), 0);
+}
+
+/*
+ * From the unbind of the provider's driver until it is gone, a region
+ * over its memory is refused with -ENODEV, nothing left pinned or
+ * referenced: made after the notifier ran, or made while it runs (the
+ * unbind arrives after the pin, before the region is listed: the
+ * provider stub sends it), when the notifier cannot have seen it; the
+ * region made before is revoked meanwhile.  Once the driver is gone
+ * (BUS_NOTIFY_UNBOUND_DRIVER), a new driver's memory is taken again.
+ *
+ * Kills: no mark of the provider going (either region accepted, its
+ * pins hanging the pagemap's removal); the mark left after the driver
+ * went (the later region refused); the notifier ignoring the event.
+ */
+static void netgpu_host_test_p2p_unbind_refuses(struct kunit *test)
+{
+	struct host_p2p *p = host_p2p_setup(test);
+	struct netgpu_mem *mem = host_area(test, true);
+	unsigned int refs = host_pdev_refs(p);
+	struct netgpu_region *r;
+
+	host_p2p_unbind(test, p->pdev);
+	KUNIT_EXPECT_EQ(test, host_add_p2p(mem, p->addr,
+					   HOST_P2P_PAGES * PAGE_SIZE),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, p->provider_calls, 1);
+	KUNIT_EXPECT_EQ(test, host_pinned(test, p->addr, HOST_P2P_PAGES), 0);
+	KUNIT_EXPECT_EQ(test, host_pdev_refs(p), refs);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mem->regions));
+
+	netgpu_host_p2p_notify(NULL, BUS_NOTIFY_UNBOUND_DRIVER, &p->pdev->dev);
+	r = mock_region_get(test, mem, host_add_p2p(mem, p->addr,
+						    HOST_P2P_PAGES * PAGE_SIZE));
+	KUNIT_EXPECT_EQ(test, host_pdev_refs(p), refs + 1);
+
+	p->unbind_in_provider = true;
+	KUNIT_EXPECT_EQ(test, host_add_p2p(mem, p->addr,
+					   HOST_P2P_PAGES * PAGE_SIZE),
+			-ENODEV);
+	KUNIT_EXPECT_FALSE(test, p->unbind_in_provider);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(r->revoked));
+	KUNIT_EXPECT_EQ(test, host_pinned(test, p->addr, HOST_P2P_PAGES), 0);
+	KUNIT_EXPECT_EQ(test, host_pdev_refs(p), refs + 1);
+}
+
+/**
+ * struct host_p2p_held - a context whose queue holds a region's buffers
+ * @mc: the context
+ * @holds: what netgpu_memctx_hold() gave (an interface queue's hold)
+ * @nr_holds: how many
+ * @pdev: the provider, whose unbind the thread sends
+ * @revoked: completed by @mc's revoked callback
+ * @done: completed when the thread's notifier returned
+ * @started: the thread was started
+ */
+struct host_p2p_held {
+	struct netgpu_memctx	mc;
+	struct netgpu_mem_hold	*holds;
+	int			nr_holds;
+	struct pci_dev		*pdev;
+	struct completion	revoked;
+	struct completion	done;
+	bool			started;
+};
+
+static void host_p2p_held_revoked(struct netgpu_memctx *mc)
+{
+	complete(&container_of(mc, struct host_p2p_held, mc)->revoked);
+}
+
+/* The unbind of the provider's driver, as the driver core sends it. */
+static int host_p2p_held_thread(void *arg)
+{
+	struct host_p2p_held *h = arg;
+
+	netgpu_host_p2p_notify(NULL, BUS_NOTIFY_UNBIND_DRIVER, &h->pdev->dev);
+	complete(&h->done);
+	return 0;
+}
+
+/* Like an interface queue that stopped: its holds let go. */
+static void host_p2p_held_put(void *arg)
+{
+	struct host_p2p_held *h = arg;
+
+	while (h->nr_holds)
+		netgpu_mem_hold_put(&h->holds[--h->nr_holds]);
+	kvfree(h->holds);
+	h->holds = NULL;
+}
+
+/*
+ * The thread's notifier returned (its holds went first), else @h is
+ * left to the thread, leaked: a failed case must not free it under it.
+ */
+static void host_p2p_held_free(void *arg)
+{
+	struct host_p2p_held *h = arg;
+
+	if (h->started && !wait_for_completion_timeout(&h->done, 10 * HZ))
+		return;
+	kfree(h);
+}
+
+/*
+ * The provider's driver unbinds while a context has the region attached
+ * and its interface queue holds the buffers (netgpu_memctx_hold(): the
+ * NIC may write any of them): the region is revoked at once (the
+ * context's revoked callback runs, as ctx.c's queues its revoke work
+ * there), but the notifier does not return, and the pages stay mapped
+ * and pinned, while the hold does; once the holder lets go (the queue's
+ * unbind, netgpu_ifq_unmap()), the map is unmapped, the pages unpinned
+ * and the notifier returns.
+ *
+ * Kills: the notifier removed or ignoring the event (no revoked
+ * callback within 10 s); the pages left pinned after the last map went
+ * (p2p-revoke-pinned); the notifier not returning once they are.
+ */
+static void netgpu_host_test_p2p_unbind_held(struct kunit *test)
+{
+	struct host_p2p *p = host_p2p_setup(test);
+	struct netgpu_mem *mem = host_area(test, true);
+	unsigned int refs = host_pdev_refs(p);
+	struct host_p2p_held *h;
+	struct task_struct *task;
+	struct netgpu_region *r;
+
+	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, h);
+	/* Actions run in reverse: the holds go, then the thread ends. */
+	mock_defer(test, host_p2p_forget_action, p->pdev);
+	mock_defer(test, host_p2p_held_free, h);
+	h->pdev = p->pdev;
+	init_completion(&h->revoked);
+	init_completion(&h->done);
+	netgpu_memctx_init(&h->mc, &p->pdev->dev);
+	h->mc.revoked = host_p2p_held_revoked;
+	mock_defer(test, mock_memctx_release_action, &h->mc);
+
+	r = mock_region_get(test, mem, host_add_p2p(mem, p->addr,
+						    HOST_P2P_PAGES * PAGE_SIZE));
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(&h->mc, r), 0);
+	h->nr_holds = netgpu_memctx_hold(&h->mc, &h->holds);
+	KUNIT_ASSERT_EQ(test, h->nr_holds, 1);
+	mock_defer(test, host_p2p_held_put, h);
+
+	task = kthread_run(host_p2p_held_thread, h, "netgpu-p2p-unbind");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	h->started = true;
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&h->revoked,
+							    10 * HZ));
+	/* The hold keeps the map: nothing the NIC may write is let go. */
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(r->revoked));
+	KUNIT_EXPECT_TRUE(test, netgpu_mem_hold_revoked(&h->holds[0]));
+	KUNIT_EXPECT_EQ(test, host_pinned(test, p->addr, HOST_P2P_PAGES),
+			HOST_P2P_PAGES);
+	KUNIT_EXPECT_EQ(test, host_pdev_refs(p), refs + 2);
+	KUNIT_EXPECT_FALSE(test, completion_done(&h->done));
+
+	netgpu_mem_hold_unmap(&h->holds[0]);
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&h->done,
+							    10 * HZ));
+	/* The unmap work drops the map's device after the unmap op. */
+	netgpu_mem_flush();
+	KUNIT_EXPECT_EQ(test, host_pinned(test, p->addr, HOST_P2P_PAGES), 0);
+	KUNIT_EXPECT_EQ(test, host_pdev_refs(p), refs + 1);
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_EQ(test, netgpu_memctx_attach(&h->mc, r), -ENODEV);
+}
+
 static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_pin),
 	KUNIT_CASE(netgpu_host_test_memlock),
@@ -1509,6 +1806,10 @@ static struct kunit_case host_test_cases[] = {
 	KUNIT_CASE(netgpu_host_test_p2p_distance),
 	KUNIT_CASE(netgpu_host_test_p2p_not_pci),
 	KUNIT_CASE(netgpu_host_test_p2p_fail_nth),
+	KUNIT_CASE(netgpu_host_test_p2p_unbind),
+	KUNIT_CASE(netgpu_host_test_p2p_unbind_other),
+	KUNIT_CASE(netgpu_host_test_p2p_unbind_refuses),
+	KUNIT_CASE(netgpu_host_test_p2p_unbind_held),
 	{}
 };
 

@@ -17,7 +17,8 @@
 # buffers from a page_pool; a ring resize), then with netgpu bound to A's
 # rx queue 0 (patches/0016: the provider's buffers, packet split at any
 # MTU): into host memory at MTU 1500, a udmabuf at MTU 9000 and the
-# NVMe controller's memory buffer (PCI peer-to-peer, issue 31), across a
+# NVMe controller's memory buffer (PCI peer-to-peer, issue 31; and nvme
+# unbound from the controller mid-stream, then bound again), across a
 # bind and an unbind, a down and up and ring resizes, and A's PCI device
 # unbound from e1000e mid-stream; and netgpu's zero-copy transmit from
 # B's host memory.  A's `ethtool -S` rx_header_split and
@@ -312,6 +313,107 @@ case_netgpu_rx_p2pmem() {
 	ktap_check "(p2pmem) every page unpinned ($p0 before)" pins_back "$p0"
 	ktap_check "(p2pmem) the memory buffer's pages back in its pool ($a0 bytes)" \
 		p2p_back "$a0"
+	return $ktap_fail
+}
+
+# nvme_published_within <seconds>: the NVMe controller bound to its driver
+# again, its memory buffer published (the probe is asynchronous).
+nvme_published_within() {
+	local i=0
+	until [ "$(cat "/sys/bus/pci/devices/$NVME/p2pmem/published" 2>/dev/null)" = 1 ]; do
+		i=$((i + 1))
+		[ $i -le $(($1 * 10)) ] || return 1
+		usleep 100000
+	done
+}
+
+# exited_within <pid> <seconds>: the process (a child) has exited.  Not
+# the device's driver link: the driver core removes it before the
+# driver's remove, where the unbind used to hang.
+exited_within() {
+	local i=0
+	while case $(pstate "$1") in gone|Z|X) false ;; *) true ;; esac; do
+		i=$((i + 1))
+		[ $i -le $(($2 * 10)) ] || return 1
+		usleep 100000
+	done
+}
+
+# Issue 31, the provider going away: the nvme driver unbound from the
+# controller while netgpu-rx receives into its memory buffer (a region
+# attached, A's rx queue bound, a stream running).  The unbind used to
+# hang in memunmap_pages() (D state, the device lock held) until the
+# region was released; now the kernel revokes the region first: the
+# queue stops, its buffers come back, the map goes and the pages are
+# unpinned.  The unbind returns within 10 s; netgpu-rx sees its queue
+# stop and the rest of the stream arrive by recv(), every byte there
+# (the zero-copy bytes counted, not read); its region is still in its
+# area, revoked (ATTACH_REGION: ENODEV; REMOVE_REGION works); nothing is
+# left pinned.  nvme bound again publishes its buffer, and a new region
+# over it receives a stream.
+case_netgpu_rx_p2pmem_unbind() {
+	local p0 o0 t0 spid src rc zc rcv upid
+	ktap_check "an NVMe controller with published p2pmem behind A's switch (${NVME:-none})" \
+		test -n "$NVME" -a "$(pci_switch "${NVME:-none}")" = "$(pci_switch "$PCI_A")"
+	[ $ktap_fail -eq 0 ] || return 1
+	p0=$(pins_out)
+	o0=$(ip_in_octets "$PID_A")
+	ktap_check "(unbind) netgpu-rx listening, $NVME's memory buffer bound to $IF_A rx queue 0" \
+		ngrx_start e1000e_rx_p2pmem_unbind -n "$SMALL" -v $((SEED + 13)) \
+		-t 60 --revoked -m p2pmem --p2pmem-dev "$NVME" -s 16
+	( ex_b timeout 300 "$NSIM_TCP" send $A_IP $PORT "$SMALL" $((SEED + 13)) ) > /tmp/send-p2p.out 2>&1 &
+	spid=$!
+	# Mid-stream: 1 MiB in (into the memory buffer), most still to come.
+	ktap_check "(unbind) the stream under way: 1 MiB in within 60 s" \
+		wait_octets "$PID_A" $((o0 + 1048576)) 60
+	t0=$(uptime_s)
+	# In the background: a write that hangs (the bug) cannot be killed.
+	( echo "$NVME" > /sys/bus/pci/drivers/nvme/unbind ) 2> /tmp/unbind-nvme.out &
+	upid=$!
+	if ! exited_within "$upid" 10; then
+		ktap_check "(unbind) nvme unbound from $NVME within 10 s, a stream running into its memory buffer" false
+		ktap_diag "e1000e_rx_p2pmem_unbind: still bound after $(since "$t0") s; the writer $(pstate $upid)"
+		kill "$spid" "$NGRX_BG" 2>/dev/null
+		return 1
+	fi
+	ktap_check "(unbind) nvme unbound from $NVME within 10 s, a stream running into its memory buffer" true
+	ktap_diag "e1000e_rx_p2pmem_unbind: the unbind took $(since "$t0") s"
+	wait "$upid"
+	ktap_check "(unbind) ... and the write to unbind succeeded" test $? -eq 0
+	ktap_check "(unbind) $NVME without a driver" \
+		test ! -e "/sys/bus/pci/devices/$NVME/driver"
+	wait "$spid"
+	src=$?
+	ktap_diag "e1000e_rx_p2pmem_unbind: $(cat /tmp/send-p2p.out) (exit $src)"
+	[ $src -eq 0 ] || kill "$NGRX_BG" 2>/dev/null
+	ngrx_end e1000e_rx_p2pmem_unbind
+	rc=$?
+	ktap_check "(unbind) netgpu-rx exited 0 (exit $rc): all $SMALL bytes, the recv() ones checked, its checks of the revocation passed (sender $src)" \
+		sh -c "[ $rc -eq 0 ] && [ $src -eq 0 ] && grep -q 'bytes=$SMALL mismatches=0 ' /tmp/ngrx.out"
+	ktap_check "(unbind) netgpu-rx saw its queue stop mid-stream" \
+		grep -q '^netgpu-rx: the queue stopped at ' /tmp/ngrx.out
+	zc=$(sed -n 's/.* zc=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
+	rcv=$(sed -n 's/.* recv=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
+	ktap_check "(unbind) into the memory buffer before (${zc:-none} zero copy), recv() after (${rcv:-none})" \
+		test "${zc:-0}" -gt 0 -a "${rcv:-0}" -gt 0
+	ktap_check "(unbind) its region revoked: ATTACH_REGION refused, ENODEV" \
+		grep -q '^netgpu-rx: region [0-9]*: ATTACH_REGION: No such device$' /tmp/ngrx.out
+	ktap_check "(unbind) ... and removed by REMOVE_REGION" \
+		grep -q '^netgpu-rx: region [0-9]*: REMOVE_REGION: removed$' /tmp/ngrx.out
+	ktap_check "(unbind) no page pool left behind" ngrx_pools_gone
+	ktap_check "(unbind) every page unpinned ($p0 before)" pins_back "$p0"
+
+	ktap_check "(unbind) nvme bound to $NVME again" \
+		sh -c "echo $NVME > /sys/bus/pci/drivers/nvme/bind"
+	ktap_check "(unbind) its memory buffer published again within 20 s" \
+		nvme_published_within 20
+	ktap_check "(unbind) all of it free ($(p2p_avail) of $(cat "/sys/bus/pci/devices/$NVME/p2pmem/size") bytes available)" \
+		test "$(p2p_avail)" -eq "$(cat "/sys/bus/pci/devices/$NVME/p2pmem/size")"
+	ktap_check "(unbind) netgpu-rx: $((SMALL / 2)) bytes into a new region over it" \
+		e1k_ngrx e1000e_rx_p2pmem_rebound $((SMALL / 2)) $((SEED + 14)) \
+		-m p2pmem --p2pmem-dev "$NVME" -s 16
+	ktap_check "(unbind) no page pool left behind" ngrx_pools_gone
+	ktap_check "(unbind) every page unpinned ($p0 before)" pins_back "$p0"
 	return $ktap_fail
 }
 
@@ -734,12 +836,13 @@ e1k_case() {
 	ktap_case "$1" "$2"
 }
 
-ktap_begin e1000e_rx 14
+ktap_begin e1000e_rx 15
 e1k_case e1000e_rx_setup case_setup
 e1k_case e1000e_rx_unbound case_unbound
 e1k_case e1000e_rx_netgpu_host case_netgpu_rx_host
 e1k_case e1000e_rx_netgpu_udmabuf case_netgpu_rx_udmabuf
 e1k_case e1000e_rx_p2pmem case_netgpu_rx_p2pmem
+e1k_case e1000e_rx_p2pmem_unbind case_netgpu_rx_p2pmem_unbind
 e1k_case e1000e_rx_netgpu_tx_host case_netgpu_tx_host
 e1k_case e1000e_rx_bind_unbind case_bind_unbind
 e1k_case e1000e_rx_bind_dry case_bind_dry

@@ -83,7 +83,7 @@ struct rx {
 	enum rx_hostile hostile;
 	size_t mib, copy_mib, pages;
 	uint64_t bytes, seed, remove_at;
-	int verify, queue, timeout, quiet, removed, p2p_plain;
+	int verify, queue, timeout, quiet, removed, p2p_plain, revoked;
 	uint32_t rx_entries;
 	/* state */
 	long page;
@@ -97,6 +97,7 @@ struct rx {
 	uint64_t unread, unread_descs;	/* in peer-to-peer memory */
 	int64_t first_bad;
 	int eof;
+	int stopped;			/* the queue stopped (--revoked) */
 };
 
 static volatile sig_atomic_t rx_stop;
@@ -159,6 +160,12 @@ static const char rx_help_text[] =
 "                        owner taking it back would: the queue must stop\n"
 "                        (poll() on its fd: POLLHUP) and the rest of the\n"
 "                        stream arrive in ordinary memory, by recv()\n"
+"      --revoked         expect the kernel to revoke the p2pmem region\n"
+"                        mid-stream (its PCI device's driver unbound):\n"
+"                        the queue must stop (POLLHUP), the rest of the\n"
+"                        stream arrive by recv(), and at the end the\n"
+"                        region be refused by ATTACH_REGION (ENODEV)\n"
+"                        and removable (REMOVE_REGION)\n"
 "  -h, --help            this text\n"
 "\n"
 "Prints one line: bytes, mismatches, zero-copy / copied / recv() bytes,\n"
@@ -579,6 +586,56 @@ static int rx_remove(struct rx *rx)
 	return 0;
 }
 
+/*
+ * --revoked: note once when the queue stops without the tool removing
+ * anything (the kernel revoked a region: its provider went).
+ */
+static void rx_watch_queue(struct rx *rx)
+{
+	struct pollfd pfd = { .fd = netgpu_ifq_fd(rx->ifq) };
+
+	if (!rx->revoked || rx->stopped || poll(&pfd, 1, 0) != 1 ||
+	    !(pfd.revents & (POLLERR | POLLHUP)))
+		return;
+	rx->stopped = 1;
+	printf("netgpu-rx: the queue stopped at %llu bytes (revents 0x%x)\n",
+	       (unsigned long long)rx->got, pfd.revents);
+	fflush(stdout);
+}
+
+/*
+ * --revoked, after the stream: the queue stopped, and each p2pmem region
+ * is still in the area, revoked: ATTACH_REGION refuses it with ENODEV,
+ * REMOVE_REGION takes it out.
+ */
+static int rx_check_revoked(struct rx *rx)
+{
+	int i, err, ret = 0;
+
+	rx_watch_queue(rx);
+	if (!rx->stopped) {
+		fprintf(stderr, "netgpu-rx: the queue never stopped\n");
+		ret = 1;
+	}
+	for (i = 0; i < rx->nreg; i++) {
+		if (!rx->reg[i].p2p)
+			continue;
+		err = netgpu_ctx_attach_region(rx->ctx_fd, rx->mem_fd,
+					       rx->reg[i].id);
+		printf("netgpu-rx: region %d: ATTACH_REGION: %s\n",
+		       rx->reg[i].id, err ? strerror(-err) : "attached");
+		if (err != -ENODEV)
+			ret = 1;
+		err = netgpu_area_remove(rx->mem_fd, rx->reg[i].id);
+		printf("netgpu-rx: region %d: REMOVE_REGION: %s\n",
+		       rx->reg[i].id, err ? strerror(-err) : "removed");
+		if (err)
+			ret = 1;
+	}
+	fflush(stdout);
+	return ret;
+}
+
 /* ===== Setup ===== */
 
 static int rx_socket(struct rx *rx)
@@ -729,6 +786,7 @@ static int rx_run(struct rx *rx)
 		if (rx->remove_at && !rx->removed && rx->got >= rx->remove_at &&
 		    rx_remove(rx))
 			return 1;
+		rx_watch_queue(rx);
 		if (r.status & NETGPU_RECV_EOF) {
 			rx->eof = 1;
 			break;
@@ -879,6 +937,7 @@ int main(int argc, char **argv)
 		{ "remove-region", 1, NULL, 'R' },
 		{ "make-it-fail", 0, NULL, 'F' }, { "pages", 1, NULL, 'P' },
 		{ "p2pmem-dev", 1, NULL, 'B' }, { "p2pmem-plain", 0, NULL, 'U' },
+		{ "revoked", 0, NULL, 'K' },
 		{}
 	};
 	struct rx rx = {
@@ -925,6 +984,9 @@ int main(int argc, char **argv)
 			break;
 		case 'U':
 			rx.p2p_plain = 1;
+			break;
+		case 'K':
+			rx.revoked = 1;
 			break;
 		case 'n':
 			rx.bytes = strtoull(optarg, NULL, 0);
@@ -980,7 +1042,8 @@ int main(int argc, char **argv)
 	}
 	p2p = rx.mem == RX_P2PMEM;
 	if (!rx.ifname || !rx.port || !rx.mib || optind != argc ||
-	    p2p != !!rx.p2p_dev || (rx.p2p_plain && !p2p)) {
+	    p2p != !!rx.p2p_dev || (rx.p2p_plain && !p2p) ||
+	    (rx.revoked && (!p2p || rx.remove_at))) {
 		rx_help(stderr);
 		return 2;
 	}
@@ -1021,8 +1084,11 @@ int main(int argc, char **argv)
 	if (rx.mismatches || (rx.bytes && rx.got != rx.bytes &&
 			      rx.hostile != RX_HOLD))
 		ret = 1;
-	if (!ret && rx.hostile != RX_HOLD && !rx.removed &&
+	/* As after --remove-region: the queue's buffers went with it. */
+	if (!ret && rx.hostile != RX_HOLD && !rx.removed && !rx.revoked &&
 	    rx_check_urefs(&rx))
+		ret = 1;
+	if (rx.revoked && rx_check_revoked(&rx))
 		ret = 1;
 	return ret;
 }

@@ -53,6 +53,11 @@
  * looked up (netgpu_mem_get_region()) before the context's lock is
  * taken.  Nothing here runs in atomic context; every entry point may
  * sleep.
+ *
+ * The provider of a peer-to-peer region going away waits, under its PCI
+ * device's lock (the bus notifier, host.c), for the revoke work of the
+ * contexts holding the region, which takes &netgpu_ctx.lock and then
+ * rtnl_lock: neither may be held waiting for a PCI device's lock.
  */
 
 struct net;

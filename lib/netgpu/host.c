@@ -21,16 +21,34 @@
  * touches them: no syncs, no copies into them, no transmit from them
  * (&netgpu_region.device).  Without CONFIG_PCI_P2PDMA such a region is
  * refused with -EOPNOTSUPP and the rest is compiled out.
+ *
+ * The provider may go at any time: its driver unbound (sysfs unbind,
+ * rmmod) or the device hot-unplugged.  Its pagemap's removal
+ * (memunmap_pages(), from the driver's devres) waits for every page to
+ * be freed, under the device's lock, so a pin held across it would hang
+ * the unbind for as long as the region lives, which user space decides.
+ * A PCI bus notifier (BUS_NOTIFY_UNBIND_DRIVER, before the driver's
+ * remove and its devres) takes the memory back first: every region over
+ * the device's memory is revoked (netgpu_region_revoke_provider(): the
+ * queues holding it stop, its maps are retired), its pages are unpinned
+ * once the last map is unmapped (the NIC writes nowhere by then), and the
+ * notifier returns when they are; from then until the driver is gone, a
+ * region over that device's memory is refused (-ENODEV).
  */
 
 #include <kunit/static_stub.h>
 #include <kunit/visibility.h>
+#include <linux/completion.h>
+#include <linux/device.h>
 #include <linux/dma-mapping.h>
 #include <linux/err.h>
+#include <linux/list.h>
 #include <linux/memremap.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/notifier.h>
 #include <linux/overflow.h>
 #include <linux/pci.h>
 #include <linux/pci-p2pdma.h>
@@ -55,7 +73,19 @@
  * @mm: the mm the pages were pinned from, charged in its pinned_vm
  *	(a reference is held: mmgrab()); NULL for peer-to-peer memory
  * @provider: peer-to-peer memory (@r.device): the PCI device that
- *	published it (a reference is held); else NULL
+ *	published it (a reference is held until the region is freed, so
+ *	that the pointer names that device and no later one); else NULL
+ * @p2p_node: peer-to-peer memory: in netgpu_host_p2p_regions while
+ *	pinned
+ * @p2p_maps: peer-to-peer memory: DMA maps not unmapped yet (and map
+ *	ops running)
+ * @p2p_gone: peer-to-peer memory: the provider is going away; no new
+ *	map, and the last one unmapped unpins the pages
+ * @unpinned: peer-to-peer memory: the pages were unpinned before the
+ *	region's release (its provider went)
+ * @unpin_done: completed when @unpinned is set
+ *
+ * The p2p fields and @unpinned are under netgpu_host_p2p_lock.
  */
 struct netgpu_host_region {
 	struct netgpu_region	r;
@@ -64,6 +94,11 @@ struct netgpu_host_region {
 	unsigned long		acct_pages;
 	struct mm_struct	*mm;
 	struct pci_dev		*provider;
+	struct list_head	p2p_node;
+	unsigned int		p2p_maps;
+	bool			p2p_gone;
+	bool			unpinned;
+	struct completion	unpin_done;
 };
 
 /**
@@ -92,6 +127,40 @@ to_host_map(const struct netgpu_dmamap *map)
 {
 	return container_of(map, struct netgpu_host_map, map);
 }
+
+/*
+ * Protects: netgpu_host_p2p_regions, netgpu_host_p2p_going, and the p2p
+ * fields and &netgpu_host_region.unpinned of each peer-to-peer region.
+ * Ordering: a leaf.  Taken in the map op (under &netgpu_region.lock and
+ * &netgpu_memctx.lock), the unmap and release ops, the add op, and the
+ * bus notifier (under the provider's device_lock), which never holds it
+ * across a revocation or a wait.  Unpinning under it frees pages of the
+ * provider's pagemap, which takes none of our locks.
+ */
+static DEFINE_MUTEX(netgpu_host_p2p_lock);
+
+/* Peer-to-peer regions still pinned (&netgpu_host_region.p2p_node). */
+static LIST_HEAD(netgpu_host_p2p_regions);
+
+/**
+ * struct netgpu_host_p2p_going - a PCI device whose driver is going away
+ * @node: in netgpu_host_p2p_going
+ * @pdev: the device; its driver core reference outlives the entry, which
+ *	goes at BUS_NOTIFY_UNBOUND_DRIVER, BUS_NOTIFY_BIND_DRIVER or
+ *	BUS_NOTIFY_DEL_DEVICE
+ *
+ * From BUS_NOTIFY_UNBIND_DRIVER (or DRIVER_NOT_BOUND: the probe failed
+ * after publishing) until its driver's devres is released, the device
+ * may still have published memory whose mappings user space can pin: a
+ * region over it created then would hang the pagemap's removal, so it is
+ * refused.
+ */
+struct netgpu_host_p2p_going {
+	struct list_head	node;
+	struct pci_dev		*pdev;
+};
+
+static LIST_HEAD(netgpu_host_p2p_going);
 
 /**
  * netgpu_host_account_window() - between the read of a charge and its store
@@ -258,6 +327,69 @@ static int netgpu_host_p2p_check(struct netgpu_host_region *hr)
 	return hr->provider ? 0 : -EINVAL;
 }
 
+static bool netgpu_host_p2p_is_going(struct pci_dev *pdev)
+{
+	struct netgpu_host_p2p_going *g;
+
+	lockdep_assert_held(&netgpu_host_p2p_lock);
+	list_for_each_entry(g, &netgpu_host_p2p_going, node)
+		if (g->pdev == pdev)
+			return true;
+	return false;
+}
+
+/*
+ * List the pinned peer-to-peer region @hr for the bus notifier, unless its
+ * provider is being unbound (-ENODEV): the notifier revokes the regions
+ * listed before it marked the device, the mark refuses those after.  The
+ * region is complete enough for a revocation from here on (@mem, @ops:
+ * the core sets the same once add returns).
+ */
+static int netgpu_host_p2p_list(struct netgpu_host_region *hr,
+				struct netgpu_mem *mem)
+{
+	int err = 0;
+
+	hr->r.ops = &netgpu_host_ops;
+	hr->r.mem = mem;
+	init_completion(&hr->unpin_done);
+	mutex_lock(&netgpu_host_p2p_lock);
+	if (netgpu_host_p2p_is_going(hr->provider))
+		err = -ENODEV;
+	else
+		list_add_tail(&hr->p2p_node, &netgpu_host_p2p_regions);
+	mutex_unlock(&netgpu_host_p2p_lock);
+	return err;
+}
+
+/*
+ * The provider of @hr is going and no map of @hr is left: the NIC writes
+ * none of its pages any more, so their pins go now, not when user space
+ * lets the region go (the provider's pagemap waits for them).
+ */
+static void netgpu_host_p2p_unpin(struct netgpu_host_region *hr)
+{
+	lockdep_assert_held(&netgpu_host_p2p_lock);
+	if (hr->unpinned)
+		return;
+	list_del(&hr->p2p_node);
+	/* A BAR: no page cache, nothing to write back or dirty. */
+	unpin_user_pages(hr->pages, hr->r.nr_pages);
+	hr->unpinned = true;
+	complete_all(&hr->unpin_done);
+}
+
+/* A map of @hr was unmapped, or the map op did not make it after all. */
+static void netgpu_host_p2p_put_map(struct netgpu_host_region *hr)
+{
+	mutex_lock(&netgpu_host_p2p_lock);
+	WARN_ON_ONCE(!hr->p2p_maps);
+	hr->p2p_maps--;
+	if (!hr->p2p_maps && hr->p2p_gone)
+		netgpu_host_p2p_unpin(hr);
+	mutex_unlock(&netgpu_host_p2p_lock);
+}
+
 static struct netgpu_region *
 netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 {
@@ -360,6 +492,11 @@ netgpu_host_add(struct netgpu_mem *mem, const struct netgpu_region_desc *desc)
 	}
 	if (p2p) {
 		err = netgpu_host_p2p_check(hr);
+		if (!err) {
+			err = netgpu_host_p2p_list(hr, mem);
+			if (err)
+				pci_dev_put(hr->provider);
+		}
 		if (err) {
 			unpin_user_pages(hr->pages, nr_pages);
 			goto err_free_pages;
@@ -390,8 +527,14 @@ static void netgpu_host_release(struct netgpu_region *r)
 	struct netgpu_host_region *hr = to_host_region(r);
 
 	if (hr->provider) {
-		/* A BAR: no page cache, nothing to write back, nothing to dirty. */
-		unpin_user_pages(hr->pages, r->nr_pages);
+		mutex_lock(&netgpu_host_p2p_lock);
+		/* Unless the provider took the pages back already. */
+		if (!hr->unpinned) {
+			list_del(&hr->p2p_node);
+			/* A BAR: no page cache, nothing to write back or dirty. */
+			unpin_user_pages(hr->pages, r->nr_pages);
+		}
+		mutex_unlock(&netgpu_host_p2p_lock);
 		pci_dev_put(hr->provider);
 	} else {
 		/*
@@ -499,9 +642,23 @@ static struct netgpu_dmamap *netgpu_host_p2p_map(struct netgpu_host_region *hr,
 	if (netgpu_host_p2p_distance(hr->provider, dev) < 0)
 		return ERR_PTR(-EREMOTEIO);
 
+	/*
+	 * Counted from here: a revocation of the going provider waits for
+	 * the core's region lock, which the caller holds, before it can
+	 * retire the map, and unpins once the count is back to zero.
+	 */
+	mutex_lock(&netgpu_host_p2p_lock);
+	err = hr->p2p_gone ? -ENODEV : 0;
+	if (!err)
+		hr->p2p_maps++;
+	mutex_unlock(&netgpu_host_p2p_lock);
+	if (err)
+		return ERR_PTR(err);
+
+	err = -ENOMEM;
 	hm = netgpu_host_map_alloc(r);
 	if (!hm)
-		return ERR_PTR(-ENOMEM);
+		goto err_put;
 	/* add checked that the page count fits an int. */
 	err = sg_alloc_table_from_pages_segment(&hm->sgt, hr->pages,
 						r->nr_pages, 0, r->len,
@@ -536,6 +693,8 @@ err_free_table:
 	sg_free_table(&hm->sgt);
 err_free:
 	kvfree(hm);
+err_put:
+	netgpu_host_p2p_put_map(hr);
 	return ERR_PTR(err);
 }
 
@@ -580,10 +739,14 @@ static void netgpu_host_unmap(struct netgpu_dmamap *map)
 	unsigned long i;
 
 	if (hm->sgt.sgl) {
+		struct netgpu_host_region *hr = to_host_region(map->r);
+
 		dma_unmap_sgtable(map->dev, &hm->sgt, DMA_FROM_DEVICE,
 				  DMA_ATTR_SKIP_CPU_SYNC);
 		sg_free_table(&hm->sgt);
 		kvfree(hm);
+		/* The core's reference on the region keeps hr. */
+		netgpu_host_p2p_put_map(hr);
 		return;
 	}
 	for (i = 0; i < hm->nr_pages; i++) {
@@ -683,3 +846,176 @@ const struct netgpu_mem_ops netgpu_host_ops = {
 	.sync_for_cpu	= netgpu_host_sync_for_cpu,
 	.sync_for_device = netgpu_host_sync_for_device,
 };
+
+/* ===== The providers of peer-to-peer memory going away ===== */
+
+/*
+ * Revoke one region over @pdev's memory not revoked yet, and wait until
+ * its pages are unpinned.  Returns false when there was none.
+ */
+static bool netgpu_host_p2p_revoke_one(struct pci_dev *pdev)
+{
+	struct netgpu_host_region *hr, *found = NULL;
+
+	mutex_lock(&netgpu_host_p2p_lock);
+	list_for_each_entry(hr, &netgpu_host_p2p_regions, p2p_node) {
+		if (hr->provider != pdev || hr->p2p_gone)
+			continue;
+		/* No new map from here on. */
+		hr->p2p_gone = true;
+		/* Unless it is being freed: its release unpins. */
+		if (netgpu_region_tryget(&hr->r)) {
+			found = hr;
+			break;
+		}
+	}
+	mutex_unlock(&netgpu_host_p2p_lock);
+	if (!found)
+		return false;
+
+	/*
+	 * Detached from every context (their queues holding it stop, from
+	 * a work item), its maps retired: unmapped now, or once those
+	 * queues have let go of them.
+	 */
+	netgpu_region_revoke_provider(&found->r);
+	mutex_lock(&netgpu_host_p2p_lock);
+	if (!found->p2p_maps)
+		netgpu_host_p2p_unpin(found);
+	mutex_unlock(&netgpu_host_p2p_lock);
+	/*
+	 * Until the last map is unmapped: the pagemap's removal would wait
+	 * for the pins anyway, and the driver's remove, next, must not see
+	 * the NIC write into its BAR.
+	 */
+	wait_for_completion(&found->unpin_done);
+	netgpu_region_put(&found->r);
+	return true;
+}
+
+/*
+ * @pdev's driver is going: mark the device, so that no region is made
+ * over its memory from now on, then revoke those there are.
+ */
+static void netgpu_host_p2p_unbind(struct pci_dev *pdev)
+{
+	struct netgpu_host_p2p_going *g;
+
+	/*
+	 * A few bytes, and a notifier cannot fail: without the mark a
+	 * region made during the unbind would hang it.
+	 */
+	g = kmalloc(sizeof(*g), GFP_KERNEL | __GFP_NOFAIL);
+	g->pdev = pdev;
+	mutex_lock(&netgpu_host_p2p_lock);
+	if (!netgpu_host_p2p_is_going(pdev)) {
+		list_add_tail(&g->node, &netgpu_host_p2p_going);
+		g = NULL;
+	}
+	mutex_unlock(&netgpu_host_p2p_lock);
+	/* Marked already: a probe that failed, then an unbind. */
+	kfree(g);
+
+	while (netgpu_host_p2p_revoke_one(pdev))
+		cond_resched();
+}
+
+/* @pdev's driver is gone (its memory with it), or a new one is coming. */
+static void netgpu_host_p2p_forget(struct pci_dev *pdev)
+{
+	struct netgpu_host_p2p_going *g, *tmp;
+
+	mutex_lock(&netgpu_host_p2p_lock);
+	list_for_each_entry_safe(g, tmp, &netgpu_host_p2p_going, node) {
+		if (g->pdev == pdev) {
+			list_del(&g->node);
+			kfree(g);
+		}
+	}
+	mutex_unlock(&netgpu_host_p2p_lock);
+}
+
+/**
+ * netgpu_host_p2p_notify() - the PCI bus notifier of the host provider
+ * @nb: the notifier block
+ * @action: a BUS_NOTIFY_* event
+ * @data: the PCI device's &struct device
+ *
+ * BUS_NOTIFY_UNBIND_DRIVER comes before the driver's remove and the
+ * release of its devres (the pagemap of its published memory among
+ * them), for an unbind through sysfs, a module's removal and a hot
+ * unplug alike; DRIVER_NOT_BOUND before a failed probe's devres.  Every
+ * region over the device's memory is revoked and its pages unpinned
+ * before this returns, and regions over it are refused until the driver
+ * is gone (UNBOUND_DRIVER), another probes (BIND_DRIVER) or the device
+ * is deleted (DEL_DEVICE).
+ *
+ * Waiting for the pins waits for the contexts' work that stops the
+ * queues holding the region (&netgpu_ctx.lock, then rtnl_lock), under the
+ * device's lock that the driver core holds: nothing may wait for a PCI
+ * device's lock holding either (memunmap_pages() would wait for the same
+ * work in the same place without this notifier).
+ *
+ * Context: Process context, under the device's lock.
+ * Return: NOTIFY_DONE.
+ */
+VISIBLE_IF_KUNIT int __maybe_unused
+netgpu_host_p2p_notify(struct notifier_block *nb, unsigned long action,
+		       void *data)
+{
+	struct pci_dev *pdev = to_pci_dev(data);
+
+	if (!IS_ENABLED(CONFIG_PCI_P2PDMA))
+		return NOTIFY_DONE;
+	switch (action) {
+	case BUS_NOTIFY_UNBIND_DRIVER:
+	case BUS_NOTIFY_DRIVER_NOT_BOUND:
+		netgpu_host_p2p_unbind(pdev);
+		break;
+	case BUS_NOTIFY_UNBOUND_DRIVER:
+	case BUS_NOTIFY_BIND_DRIVER:
+	case BUS_NOTIFY_DEL_DEVICE:
+		netgpu_host_p2p_forget(pdev);
+		break;
+	}
+	return NOTIFY_DONE;
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_host_p2p_notify);
+
+#if IS_ENABLED(CONFIG_PCI_P2PDMA)
+static struct notifier_block netgpu_host_p2p_nb = {
+	.notifier_call	= netgpu_host_p2p_notify,
+};
+
+/**
+ * netgpu_host_init() - watch the providers of peer-to-peer memory
+ *
+ * Context: Process context, from the library's init.
+ * Return: 0, or bus_register_notifier()'s error.
+ */
+int netgpu_host_init(void)
+{
+	return bus_register_notifier(&pci_bus_type, &netgpu_host_p2p_nb);
+}
+
+/**
+ * netgpu_host_exit() - stop watching them
+ *
+ * No region may be left: every file holding one is closed before the
+ * module can go.
+ *
+ * Context: Process context, from the library's exit.
+ */
+void netgpu_host_exit(void)
+{
+	struct netgpu_host_p2p_going *g, *tmp;
+
+	bus_unregister_notifier(&pci_bus_type, &netgpu_host_p2p_nb);
+	/* Devices whose driver went with none bound since. */
+	list_for_each_entry_safe(g, tmp, &netgpu_host_p2p_going, node) {
+		list_del(&g->node);
+		kfree(g);
+	}
+	WARN_ON_ONCE(!list_empty(&netgpu_host_p2p_regions));
+}
+#endif

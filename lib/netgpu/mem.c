@@ -234,8 +234,9 @@ EXPORT_SYMBOL_GPL(netgpu_mem_close);
  * Return: the region's id (> 0), or -EINVAL (bad type, range or flag),
  * -EOVERFLOW (the range does not fit this machine's unsigned long),
  * -EOPNOTSUPP (no provider for the type), -ENODEV (area closed, also by
- * a close running concurrently), -EBUSY (no id left), -ENOMEM, or the
- * provider's error.  On error nothing is left behind.
+ * a close running concurrently; or the memory's provider is going
+ * away), -EBUSY (no id left), -ENOMEM, or the provider's error.  On
+ * error nothing is left behind.
  */
 int netgpu_mem_add_region(struct netgpu_mem *mem,
 			  const struct netgpu_region_desc *desc)
@@ -288,6 +289,16 @@ int netgpu_mem_add_region(struct netgpu_mem *mem,
 	 * then finds it gone).
 	 */
 	if (!err && mem->closed) {
+		__xa_erase(&mem->regions, r->id);
+		err = -ENODEV;
+	}
+	/*
+	 * Nor one its provider revoked already (its device went while it
+	 * was being added): the caller would get the id of a region that
+	 * can never be attached.  One revoked from here on stays, revoked,
+	 * for the caller to remove.
+	 */
+	if (!err && READ_ONCE(r->revoked)) {
 		__xa_erase(&mem->regions, r->id);
 		err = -ENODEV;
 	}
@@ -456,24 +467,11 @@ EXPORT_SYMBOL_IF_KUNIT(netgpu_memctx_revoke_done);
 /* Retire maps whose last attachment went; see netgpu_dmamap_retire(). */
 static void netgpu_dmamap_retire(struct netgpu_dmamap *map);
 
-/**
- * netgpu_region_revoke() - detach a region from everything and unmap it
- * @r: the region; the caller holds a reference
- *
- * For providers whose memory goes away (the device removed, the owner
- * withdrawing it).  Lookups fail from the moment this is called; one
- * already running keeps a valid map until it leaves its RCU read section.
- * The region is detached from every context, every DMA map is retired
- * (unmapped now, or when the last buffer the device still holds comes
- * back: netgpu_dmamap_inflight_sub()) and the area drops it; it is freed
- * when the last reference goes, never before its maps are unmapped.
- * Idempotent, and serialized: a caller racing another returns only once
- * that one is done.  Allocates nothing, so it cannot fail.
- *
- * Context: Process context, may sleep.  Takes the region's and the
- * contexts' locks.
+/*
+ * netgpu_region_revoke() and netgpu_region_revoke_provider(): the area
+ * drops its link to @r when @unlink says so.
  */
-void netgpu_region_revoke(struct netgpu_region *r)
+static void __netgpu_region_revoke(struct netgpu_region *r, bool unlink)
 {
 	struct netgpu_dmamap *map, *map_tmp;
 	struct netgpu_mem_att *att, *tmp;
@@ -509,7 +507,8 @@ void netgpu_region_revoke(struct netgpu_region *r)
 		list_del(&map->node);
 		netgpu_dmamap_retire(map);
 	}
-	netgpu_mem_unlink(r->mem, r->id, r);
+	if (unlink)
+		netgpu_mem_unlink(r->mem, r->id, r);
 	list_for_each_entry_safe(att, tmp, &atts, r_node) {
 		list_del(&att->r_node);
 		kfree(att);
@@ -518,7 +517,54 @@ void netgpu_region_revoke(struct netgpu_region *r)
 	}
 	mutex_unlock(&r->revoke_lock);
 }
+
+/**
+ * netgpu_region_revoke() - detach a region from everything and unmap it
+ * @r: the region; the caller holds a reference
+ *
+ * For providers whose memory goes away (the device removed, the owner
+ * withdrawing it).  Lookups fail from the moment this is called; one
+ * already running keeps a valid map until it leaves its RCU read section.
+ * The region is detached from every context, every DMA map is retired
+ * (unmapped now, or when the last buffer the device still holds comes
+ * back: netgpu_dmamap_inflight_sub()) and the area drops it; it is freed
+ * when the last reference goes, never before its maps are unmapped.  (A
+ * provider that keeps the region in its area for its user to remove calls
+ * netgpu_region_revoke_provider() instead.)  Idempotent, and
+ * serialized: a caller racing another returns only once that one is
+ * done.  Allocates nothing, so it cannot fail.
+ *
+ * Context: Process context, may sleep.  Takes the region's and the
+ * contexts' locks.
+ */
+void netgpu_region_revoke(struct netgpu_region *r)
+{
+	__netgpu_region_revoke(r, true);
+}
 EXPORT_SYMBOL_GPL(netgpu_region_revoke);
+
+/**
+ * netgpu_region_revoke_provider() - revoke a region whose memory went away
+ * @r: the region; the caller holds a reference
+ *
+ * For a provider whose memory is taken back by its owner (the PCI device
+ * that published it unbound from its driver, or removed): as
+ * netgpu_region_revoke(), but the region keeps its id in its area until
+ * its user removes it (NETGPU_MEM_IOCTL_REMOVE_REGION) or closes the
+ * area.  The user did not ask for it: it learns of it from the queues
+ * that stop and from the -ENODEV of a later attach, and its id is not
+ * given to another region meanwhile.  What backs the region is the
+ * provider's to release once its maps are unmapped (the region's own
+ * memory stays until the last reference goes).
+ *
+ * Context: Process context, may sleep.  Takes the region's and the
+ * contexts' locks.
+ */
+void netgpu_region_revoke_provider(struct netgpu_region *r)
+{
+	__netgpu_region_revoke(r, false);
+}
+EXPORT_SYMBOL_GPL(netgpu_region_revoke_provider);
 
 static void netgpu_region_revoke_work(struct work_struct *work)
 {

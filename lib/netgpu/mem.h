@@ -40,7 +40,10 @@
  * - A provider may revoke a region at any time (netgpu_region_revoke()):
  *   the region is detached from every context and its maps are retired as
  *   above; lookups racing with it either see the old, still mapped,
- *   address or fail.
+ *   address or fail.  Revoked because its memory went away
+ *   (netgpu_region_revoke_provider(): the PCI device of peer-to-peer
+ *   memory unbound), it stays in its area, dead, until its user removes
+ *   it.
  * - The last reference on a region may be dropped in any context; from
  *   interrupt context (or with bottom halves or interrupts off) the
  *   release runs later from a work item.
@@ -183,6 +186,7 @@ struct netgpu_region *netgpu_mem_get_region(struct netgpu_mem *mem, u32 id);
 bool netgpu_region_tryget(struct netgpu_region *r);
 void netgpu_region_put(struct netgpu_region *r);
 void netgpu_region_revoke(struct netgpu_region *r);
+void netgpu_region_revoke_provider(struct netgpu_region *r);
 void netgpu_region_revoke_async(struct netgpu_region *r);
 void netgpu_region_flush_revoke(struct netgpu_region *r);
 int netgpu_region_get_pages(struct netgpu_region *r, u64 addr,

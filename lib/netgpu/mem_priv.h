@@ -28,6 +28,19 @@ struct netgpu_mem_att {
 /* The library's init and exit */
 int netgpu_mem_init(void);
 void netgpu_mem_exit(void);
+#if IS_ENABLED(CONFIG_PCI_P2PDMA)
+int netgpu_host_init(void);
+void netgpu_host_exit(void);
+#else
+static inline int netgpu_host_init(void)
+{
+	return 0;
+}
+
+static inline void netgpu_host_exit(void)
+{
+}
+#endif
 
 /* Providers built into the library */
 extern const struct netgpu_mem_ops netgpu_host_ops;
@@ -46,6 +59,9 @@ struct pci_dev;
 struct dev_pagemap *netgpu_host_p2p_pgmap(struct page *page);
 struct pci_dev *netgpu_host_p2p_provider(struct dev_pagemap *pgmap);
 int netgpu_host_p2p_distance(struct pci_dev *provider, struct device *dev);
+struct notifier_block;
+int netgpu_host_p2p_notify(struct notifier_block *nb, unsigned long action,
+			   void *data);
 void netgpu_mem_flush(void);
 #endif
 

@@ -17,8 +17,10 @@
 
 /*
  * In the order they come up: the memory unit's workqueue first (deferred
- * region work may run until the end), then the device notifier (no
- * context may hold a device without it), then the files that make
+ * region work may run until the end), then the host provider's PCI bus
+ * notifier (no peer-to-peer region may outlive its provider's driver
+ * without it), then the device notifier (no context may hold a device
+ * without it), then the files that make
  * contexts.  The debugfs files (the accounting of contexts, the fault
  * points) come last: nothing depends on them.
  */
@@ -27,6 +29,7 @@ static const struct {
 	void (*exit)(void);
 } netgpu_units[] = {
 	{ netgpu_mem_init, netgpu_mem_exit },
+	{ netgpu_host_init, netgpu_host_exit },
 	{ netgpu_ctx_init, netgpu_ctx_exit },
 	{ netgpu_dev_init, netgpu_dev_exit },
 	{ netgpu_ctx_debugfs_init, netgpu_ctx_debugfs_exit },

@@ -80,7 +80,13 @@
  * a common PCI switch nor a host bridge the kernel trusts with
  * peer-to-peer traffic).  -EOPNOTSUPP on a kernel built without PCI
  * peer-to-peer DMA.  Without the flag, such a mapping is refused as any
- * the long-term pin refuses (-EFAULT).
+ * the long-term pin refuses (-EFAULT).  When the device's driver is
+ * unbound (or the device removed), the kernel revokes the region before
+ * the driver goes: interface queues bound with it stop (poll():
+ * EPOLLERR | EPOLLHUP), its pages are unpinned once the NIC holds none
+ * of its buffers, and it stays in the area, revoked, under its id:
+ * attaching it fails with -ENODEV, removing it succeeds.  Added while
+ * the driver is being unbound, it is refused with -ENODEV.
  */
 struct netgpu_add_region {
 	__u32	type;
@@ -282,7 +288,8 @@ struct netgpu_attach_dev {
  * holds the region (and what backs it) until it is detached, the context
  * is released or the region is removed.  A region of PCI peer-to-peer
  * memory (NETGPU_ADD_REGION_P2PDMA) that the device cannot reach is
- * refused with -EREMOTEIO.
+ * refused with -EREMOTEIO; one revoked because that memory's device went
+ * away, with -ENODEV.
  */
 struct netgpu_attach_region {
 	__s32	mem_fd;
