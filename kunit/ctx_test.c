@@ -709,6 +709,13 @@ static void ctx_kthread_stop_action(void *task)
  * The device is unregistered while another thread attaches and detaches
  * a region in a loop: unregistering returns, the thread sees only
  * success or -ENODEV, and the region ends unattached and unmapped.
+ *
+ * A stress test (review 2, tests.md 1.1.6): whether the unregistration
+ * falls between an attach and its detach is hoped for, not arranged;
+ * the asserts hold either way.  The interleavings that broke before are
+ * held deterministically: unregister_mapping (NETDEV_UNREGISTER while
+ * an ATTACH_REGION holds the context's lock in its mapping) and
+ * unregister_freeing (while the last put waits for rtnl_lock).
  */
 static void netgpu_ctx_test_unregister_racing(struct kunit *test)
 {
@@ -2077,6 +2084,44 @@ static void netgpu_ctx_test_revoke_other_region(struct kunit *test)
 	flush_work(&ctx->revoke_work);
 	KUNIT_EXPECT_TRUE(test, ctx_nic_plain(nic));
 }
+
+/*
+ * The last reference goes while the context's revoke work is queued:
+ * the free must cancel it or wait for it (review 2, tests.md section 5,
+ * mutant 8).  The case holds the context's lock across the revoke, so
+ * the work, queued on this CPU's system_wq pool, is at best waiting for
+ * that lock when the put starts; without the cancel_work_sync() it runs
+ * on the freed context (KASAN: use-after-free in the work's
+ * mutex_lock(), found by the console scan).  Whether it runs after the
+ * free rather than before the free's last section depends on the
+ * scheduler (it is woken when the lock is let go), so a survivor is
+ * possible; the case checks the premise, a queued or running work.
+ */
+static void netgpu_ctx_test_free_revoke_queued(struct kunit *test)
+{
+	struct netgpu_region *r;
+	struct netgpu_ctx *ctx;
+	unsigned int busy;
+	int id;
+
+	r = ctx_region(test, ctx_user_mem(test, 2), 2, &id);
+	ctx = netgpu_ctx_create();
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	if (netgpu_ctx_attach_dev(ctx, &init_net, ctx_dev(test)->ifindex) ||
+	    netgpu_ctx_attach_region(ctx, ctx_mem(test), id)) {
+		netgpu_ctx_put(ctx);
+		KUNIT_FAIL(test, "cannot attach the device and the region");
+		return;
+	}
+
+	mutex_lock(&ctx->lock);
+	netgpu_region_revoke(r);
+	busy = work_busy(&ctx->revoke_work);
+	mutex_unlock(&ctx->lock);
+	KUNIT_EXPECT_NE(test, busy, 0U);
+	/* The last reference, the work queued or waiting for the lock. */
+	netgpu_ctx_put(ctx);
+}
 #endif
 
 static struct kunit_case ctx_test_cases[] = {
@@ -2116,6 +2161,7 @@ static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_bind_queue_killed),
 	KUNIT_CASE(netgpu_ctx_test_bind_queue_no_fd),
 	KUNIT_CASE(netgpu_ctx_test_revoke_other_region),
+	KUNIT_CASE(netgpu_ctx_test_free_revoke_queued),
 #endif
 	{}
 };

@@ -11,6 +11,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/debugfs.h>
 #include <linux/module.h>
 
 #include "ctx.h"
@@ -67,6 +68,49 @@ static void netgpu_main_test_exit_init(struct kunit *test)
 	}
 }
 
+/* @name at the debugfs root is there (a reference taken and dropped). */
+static bool main_debugfs_has(const char *name)
+{
+	struct dentry *d = debugfs_lookup(name, NULL);
+
+	if (IS_ERR_OR_NULL(d))
+		return false;
+	dput(d);
+	return true;
+}
+
+/*
+ * The exit removes what the init made at the debugfs root: netgpu/ (the
+ * accounting and stuck files) and, with the fault points, each point's
+ * directory.  One left behind makes the next init's directory fail with
+ * -EEXIST (only a pr_err), its files live on over freed data after a
+ * module unload (review 2, tests.md section 5, mutant 12).
+ */
+static void netgpu_main_test_exit_removes_debugfs(struct kunit *test)
+{
+	static const char *const dirs[] = {
+		"netgpu", "fail_netgpu_refill", "fail_netgpu_dma_map",
+		"fail_netgpu_rx_ring", "fail_netgpu_tx",
+	};
+	int n = IS_ENABLED(CONFIG_NETGPU_FAULT_INJECTION) ? ARRAY_SIZE(dirs) : 1;
+	bool *down;
+	int i;
+
+	NETGPU_TEST_REQUIRES(test, IS_ENABLED(CONFIG_DEBUG_FS));
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_TRUE_MSG(test, main_debugfs_has(dirs[i]),
+				      "%s before the exit", dirs[i]);
+	down = main_take_down(test);
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_FALSE_MSG(test, main_debugfs_has(dirs[i]),
+				       "%s after the exit", dirs[i]);
+	KUNIT_ASSERT_EQ(test, netgpu_units_init(), 0);
+	*down = false;
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_TRUE_MSG(test, main_debugfs_has(dirs[i]),
+				      "%s after the init", dirs[i]);
+}
+
 /*
  * Every allocation of the bring-up failed in turn: the init fails with
  * -ENOMEM and takes down the units that came up before the failing one,
@@ -111,6 +155,7 @@ static void netgpu_main_test_init_fail_nth(struct kunit *test)
 
 static struct kunit_case main_test_cases[] = {
 	KUNIT_CASE(netgpu_main_test_exit_init),
+	KUNIT_CASE(netgpu_main_test_exit_removes_debugfs),
 	KUNIT_CASE_SLOW(netgpu_main_test_init_fail_nth),
 	{}
 };

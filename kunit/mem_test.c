@@ -1418,6 +1418,35 @@ static void netgpu_mem_test_range_fits_ulong(struct kunit *test)
 			base + (narrow ? 0 : 2));
 }
 
+/*
+ * An address 2^32 pages above an attached region: on 32-bit the page
+ * index truncates to the region's, and the lookup must refuse it rather
+ * than find that region (review 2, tests.md section 5, mutant 15: only
+ * the 32-bit runs can tell).
+ */
+static void netgpu_mem_test_lookup_index_truncated(struct kunit *test)
+{
+	const u64 low = 0x100000, high = low + BIT_ULL(32 + PAGE_SHIFT);
+	struct mem_fix *f = test->priv;
+	struct netgpu_mem_loc loc;
+	struct netgpu_memctx *mc;
+	struct netgpu_region *r;
+	int err_low, err_high;
+
+	tprov_register(test);
+	r = mock_region_get(test, f->mem, tprov_add_region(test, low,
+							   PAGE_SIZE));
+	mc = mock_memctx(test, f->dev[0]);
+	KUNIT_ASSERT_EQ(test, netgpu_memctx_attach(mc, r), 0);
+
+	rcu_read_lock();
+	err_low = netgpu_memctx_lookup(mc, low, &loc);
+	err_high = netgpu_memctx_lookup(mc, high, &loc);
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, err_low, 0);
+	KUNIT_EXPECT_EQ(test, err_high, -EFAULT);
+}
+
 /* ----- Races, each held at its window ----- */
 
 struct add_race {
@@ -2529,6 +2558,7 @@ static struct kunit_case mem_test_cases[] = {
 	KUNIT_CASE(netgpu_mem_test_map_may_sleep),
 	KUNIT_CASE(netgpu_mem_test_get_region_holds_ref),
 	KUNIT_CASE(netgpu_mem_test_range_fits_ulong),
+	KUNIT_CASE(netgpu_mem_test_lookup_index_truncated),
 	KUNIT_CASE(netgpu_mem_test_add_races_close),
 	KUNIT_CASE(netgpu_mem_test_release_waits_for_revoke),
 	KUNIT_CASE(netgpu_mem_test_revoke_waits_for_revoke),

@@ -714,6 +714,14 @@ static void nic_user_stop(void *arg)
  * buffers back and the stack freeing skbs on another CPU, for a bounded
  * number of buffers: none lost, none given twice, the pool's in-flight
  * count exact at the end.
+ *
+ * A stress test (review 2, tests.md 1.1.6): which interleavings it meets
+ * is up to the scheduler, so a mutant of the fill lock may pass it; its
+ * asserts hold whatever the interleaving.  The windows known to matter
+ * are held deterministically elsewhere: the user reference's
+ * compare-and-swap against the scrub (netgpu_sock_test_uref_race_copy,
+ * _fill, a stub in the window) and the fill ring's refusals and stale
+ * returns (the fill_* cases).
  */
 static void netgpu_nic_test_concurrent(struct kunit *test)
 {

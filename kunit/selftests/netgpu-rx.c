@@ -95,6 +95,8 @@ struct rx {
 	struct stream stream;
 	uint64_t got, zc, copied, copies, recvd, mismatches, descs;
 	uint64_t unread, unread_descs;	/* in peer-to-peer memory */
+	uint64_t *held;			/* --hostile hold: buffers kept */
+	size_t nheld, held_max;
 	int64_t first_bad;
 	int eof;
 	int stopped;			/* the queue stopped (--revoked) */
@@ -414,6 +416,20 @@ static int rx_give_back(struct rx *rx, uint64_t buf)
 
 	switch (rx->hostile) {
 	case RX_HOLD:
+		/* Kept, and remembered for rx_check_urefs(). */
+		if (rx->nheld == rx->held_max) {
+			size_t max = rx->held_max ? 2 * rx->held_max : 256;
+			uint64_t *held = realloc(rx->held,
+						 max * sizeof(*held));
+
+			if (!held) {
+				fprintf(stderr, "netgpu-rx: out of memory\n");
+				return -1;
+			}
+			rx->held = held;
+			rx->held_max = max;
+		}
+		rx->held[rx->nheld++] = buf;
 		return 0;
 	case RX_GARBAGE:
 		/* Inside a buffer, and outside every region. */
@@ -866,12 +882,18 @@ static int rx_cmp_u64(const void *a, const void *b)
 }
 
 /*
- * After a whole stream: the tool gave every buffer back as soon as it
- * read it, so the buffers the kernel counts as user space's (bufs_user)
- * can only be those of entries still waiting in the fill ring.  More is
- * a reference the kernel took for a descriptor user space never got: a
+ * At the end of a stream: the tool gave every buffer back as soon as it
+ * read it, or, with --hostile hold, kept it (rx->held), so the buffers
+ * the kernel counts as user space's (bufs_user) can only be those it
+ * holds and those of entries still waiting in the fill ring.  More is a
+ * reference the kernel took for a descriptor user space never got: a
  * buffer lost until the queue is closed (the torture campaigns'
- * per-stream invariant, fault/README.md).
+ * per-stream invariant, fault/README.md).  Every mode runs it, after a
+ * removal too (the queue unbound, what was given back since waits in
+ * its fill ring).  It cannot run once the queue itself is gone with its
+ * device (an unplug): GET_STATS fails, there is nothing left to count,
+ * and the check passes; closing the queue scrubs every reference, which
+ * the accounting invariants and "no page pool left" check instead.
  */
 static int rx_check_urefs(struct rx *rx)
 {
@@ -890,9 +912,11 @@ static int rx_check_urefs(struct rx *rx)
 		fprintf(stderr, "netgpu-rx: fill ring: %s\n", strerror(-max));
 		return 1;
 	}
-	pend = calloc(max + 1, sizeof(*pend));
-	if (!pend)
-		return 0;
+	pend = calloc(max + rx->nheld + 1, sizeof(*pend));
+	if (!pend) {
+		fprintf(stderr, "netgpu-rx: out of memory\n");
+		return 1;
+	}
 	/* The stats of the moment the entries were pending: a stable ->cons. */
 	for (tries = 0; tries < 10; tries++) {
 		n = netgpu_fill_pending(rx->ifq, pend, max);
@@ -910,6 +934,8 @@ static int rx_check_urefs(struct rx *rx)
 		if (netgpu_fill_pending(rx->ifq, NULL, 0) == n)
 			break;
 	}
+	memcpy(pend + n, rx->held, rx->nheld * sizeof(*pend));
+	n += rx->nheld;
 	for (i = 0; i < n; i++)
 		pend[i] &= ~(uint64_t)(rx->page - 1);
 	qsort(pend, n, sizeof(*pend), rx_cmp_u64);
@@ -918,8 +944,9 @@ static int rx_check_urefs(struct rx *rx)
 	free(pend);
 	if (st.bufs_user <= distinct)
 		return 0;
-	printf("netgpu-rx: user references: the kernel holds %llu buffers for user space, which holds none and has %u in the fill ring\n",
-	       (unsigned long long)st.bufs_user, distinct);
+	printf("netgpu-rx: user references: the kernel holds %llu buffers for user space, which holds %zu and has %u in the fill ring (%u distinct)\n",
+	       (unsigned long long)st.bufs_user, rx->nheld,
+	       n - (unsigned int)rx->nheld, distinct);
 	return 1;
 }
 
@@ -1084,9 +1111,7 @@ int main(int argc, char **argv)
 	if (rx.mismatches || (rx.bytes && rx.got != rx.bytes &&
 			      rx.hostile != RX_HOLD))
 		ret = 1;
-	/* As after --remove-region: the queue's buffers went with it. */
-	if (!ret && rx.hostile != RX_HOLD && !rx.removed && !rx.revoked &&
-	    rx_check_urefs(&rx))
+	if (!ret && rx_check_urefs(&rx))
 		ret = 1;
 	if (rx.revoked && rx_check_revoked(&rx))
 		ret = 1;
