@@ -113,7 +113,16 @@ e1000e-check: stage
 bench-rx: stage
 	@scripts/bench-rx
 
-.PHONY: netdevsim-check e1000e-check bench-rx
+# Review 2's E9: e1000e's ordinary receive path before and after
+# patches/0015-0016 (the pristine driver as an out-of-tree module against
+# the built-in patched one, one emulated NIC, one boot of the bench
+# kernel); builds the bench kernel and the module under the build lock.
+# E1000E_BENCH_ROUNDS= E1000E_BENCH_BYTES= E1000E_BENCH_SEED=
+# E1000E_BENCH_MTUS= E1000E_BENCH_CONTROL=1 (scripts/bench-e1000e).
+bench-e1000e: stage
+	@scripts/bench-e1000e
+
+.PHONY: netdevsim-check e1000e-check bench-rx bench-e1000e
 
 # One torture campaign over the receive path (fault/campaigns/): CAMPAIGN=
 # (default smoke) SEED= DURATION= (seconds) JOBS= (shards side by side)
