@@ -123,10 +123,12 @@ static bool netgpu_ctx_queue_holds(struct netgpu_ctx *ctx,
 
 /*
  * A region that queues of @ctx may hold was revoked (its user removed
- * it): the NIC gets none of its buffers any more.  Those queues are
- * unbound as closing their files would unbind them; poll() on the files
- * reports it, the stream goes on in ordinary memory, and the buffers
- * already received stay valid until given back.
+ * it, or its provider went): the NIC gets none of its buffers any more.
+ * Those queues are unbound as closing their files would unbind them;
+ * poll() on the files reports it, the stream goes on in ordinary memory,
+ * and the buffers already received stay valid until given back.  The
+ * PCI bus notifier of a peer-to-peer provider going waits for this work
+ * (host.c): netgpu_p2p_revoke_map shows lockdep what it takes.
  */
 static void netgpu_ctx_revoke_work(struct work_struct *work)
 {
@@ -134,6 +136,7 @@ static void netgpu_ctx_revoke_work(struct work_struct *work)
 					      revoke_work);
 	struct netgpu_ifq_file *qf;
 
+	lock_map_acquire(&netgpu_p2p_revoke_map);
 	mutex_lock(&ctx->lock);
 	rtnl_lock();
 	list_for_each_entry(qf, &ctx->ifqs, node)
@@ -141,6 +144,7 @@ static void netgpu_ctx_revoke_work(struct work_struct *work)
 			netgpu_ifq_unbind(qf->ifq);
 	rtnl_unlock();
 	mutex_unlock(&ctx->lock);
+	lock_map_release(&netgpu_p2p_revoke_map);
 }
 
 /*

@@ -57,7 +57,9 @@
  * The provider of a peer-to-peer region going away waits, under its PCI
  * device's lock (the bus notifier, host.c), for the revoke work of the
  * contexts holding the region, which takes &netgpu_ctx.lock and then
- * rtnl_lock: neither may be held waiting for a PCI device's lock.
+ * rtnl_lock: neither may be held waiting for a PCI device's lock.  The
+ * device lock is not validated by lockdep; the wait and the work are,
+ * as netgpu_p2p_revoke_map (mem.h).
  */
 
 struct net;
