@@ -41,6 +41,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/user_namespace.h>
+#include <linux/workqueue.h>
 #include <net/sock.h>
 #include <net/net_namespace.h>
 #include <uapi/linux/netgpu.h>
@@ -2087,24 +2088,77 @@ static void netgpu_ctx_test_revoke_other_region(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, ctx_nic_plain(nic));
 }
 
+/* netgpu_ctx_test_free_revoke_queued: the case's queue and what it saw. */
+static struct {
+	struct workqueue_struct	*wq;
+	struct work_struct	gate;
+	struct completion	open;
+	bool			queued;
+	bool			ran;
+} ctx_revq;
+
+/* Ahead of the revoke work on the ordered queue: holds it until opened. */
+static void ctx_revq_gate(struct work_struct *work)
+{
+	wait_for_completion(&ctx_revq.open);
+}
+
+/*
+ * Stands in for the revoke work's function: it records that the work
+ * ran, and touches nothing of the context, which may be freed by then
+ * (the real function would lock the freed context's mutex, which KASAN's
+ * free metadata may have overwritten: a hang or an oops rather than a
+ * failure of the case).
+ */
+static void ctx_revq_spy(struct work_struct *work)
+{
+	WRITE_ONCE(ctx_revq.ran, true);
+}
+
+/* netgpu_ctx_queue_revoke(), in the case's thread: the case's queue. */
+static void ctx_stub_queue_revoke(struct netgpu_ctx *ctx)
+{
+	ctx_revq.queued = queue_work(ctx_revq.wq, &ctx->revoke_work);
+}
+
+/* Whatever the case's end: the gate opened, the queue drained and gone. */
+static void ctx_revq_end(void *unused)
+{
+	complete_all(&ctx_revq.open);
+	destroy_workqueue(ctx_revq.wq);
+}
+
 /*
  * The last reference goes while the context's revoke work is queued:
- * the free must cancel it or wait for it (review 2, tests.md section 5,
- * mutant 8).  The case holds the context's lock across the revoke, so
- * the work, queued on this CPU's system_wq pool, is at best waiting for
- * that lock when the put starts; without the cancel_work_sync() it runs
- * on the freed context (KASAN: use-after-free in the work's
- * mutex_lock(), found by the console scan).  Whether it runs after the
- * free rather than before the free's last section depends on the
- * scheduler (it is woken when the lock is let go), so a survivor is
- * possible; the case checks the premise, a queued or running work.
+ * the free must cancel it (review 2, tests.md section 5, mutant 8).  The
+ * revocation's queue_work() is stubbed to queue the work on the case's
+ * ordered workqueue behind a gate item that waits for a completion, so
+ * the work is pending, and cannot run, when the put frees the context.
+ * Then the gate opens and the queue is flushed.
+ *
+ * The work's function is the spy: with the cancel_work_sync() the work
+ * is taken off the queue and never runs; without it (mutant
+ * ctx-free-revoke-work-uncancelled) the workqueue runs the freed
+ * work_struct: the spy's flag fails the case, and KASAN reports the
+ * workqueue's use-after-free of it (the console scan).  Deterministic:
+ * nothing is left to the scheduler.  (A free that waited for the work
+ * instead, flush_work(), would wait for the gate the case opens only
+ * after the put: the case would hang until KUnit's timeout fails it.)
  */
 static void netgpu_ctx_test_free_revoke_queued(struct kunit *test)
 {
 	struct netgpu_region *r;
 	struct netgpu_ctx *ctx;
-	unsigned int busy;
+	bool pending;
 	int id;
+
+	memset(&ctx_revq, 0, sizeof(ctx_revq));
+	init_completion(&ctx_revq.open);
+	INIT_WORK(&ctx_revq.gate, ctx_revq_gate);
+	ctx_revq.wq = alloc_ordered_workqueue("netgpu-ctx-revq", 0);
+	KUNIT_ASSERT_NOT_NULL(test, ctx_revq.wq);
+	mock_defer(test, ctx_revq_end, NULL);
+	queue_work(ctx_revq.wq, &ctx_revq.gate);
 
 	r = ctx_region(test, ctx_user_mem(test, 2), 2, &id);
 	ctx = netgpu_ctx_create();
@@ -2115,14 +2169,23 @@ static void netgpu_ctx_test_free_revoke_queued(struct kunit *test)
 		KUNIT_FAIL(test, "cannot attach the device and the region");
 		return;
 	}
+	/* Not queued yet: the function is the spy's from now on. */
+	ctx->revoke_work.func = ctx_revq_spy;
 
-	mutex_lock(&ctx->lock);
+	kunit_activate_static_stub(test, netgpu_ctx_queue_revoke,
+				   ctx_stub_queue_revoke);
 	netgpu_region_revoke(r);
-	busy = work_busy(&ctx->revoke_work);
-	mutex_unlock(&ctx->lock);
-	KUNIT_EXPECT_NE(test, busy, 0U);
-	/* The last reference, the work queued or waiting for the lock. */
+	kunit_deactivate_static_stub(test, netgpu_ctx_queue_revoke);
+	pending = work_pending(&ctx->revoke_work);
+	/* The last reference, the work queued behind the closed gate. */
 	netgpu_ctx_put(ctx);
+	complete_all(&ctx_revq.open);
+	flush_workqueue(ctx_revq.wq);
+
+	KUNIT_EXPECT_TRUE(test, ctx_revq.queued);
+	KUNIT_EXPECT_TRUE(test, pending);
+	KUNIT_EXPECT_FALSE_MSG(test, READ_ONCE(ctx_revq.ran),
+			       "the revoke work ran after the context's free");
 }
 
 /* ----- A peer-to-peer provider going away (its driver unbound) ----- */

@@ -147,6 +147,25 @@ static void netgpu_ctx_revoke_work(struct work_struct *work)
 	lock_map_release(&netgpu_p2p_revoke_map);
 }
 
+/**
+ * netgpu_ctx_queue_revoke() - queue the revoke work of a context
+ * @ctx: the context
+ *
+ * queue_work() on system_wq, out of line so that a KUnit case can queue
+ * the work where it holds it (kunit_activate_static_stub()): behind a
+ * blocked item of its own ordered workqueue, while the last reference
+ * goes.
+ *
+ * Context: Any context; netgpu_region_revoke() calls it under the
+ * region's locks.
+ */
+VISIBLE_IF_KUNIT void netgpu_ctx_queue_revoke(struct netgpu_ctx *ctx)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_ctx_queue_revoke, ctx);
+	queue_work(system_wq, &ctx->revoke_work);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_ctx_queue_revoke);
+
 /*
  * Under the region's locks: the work does the rest.  Without the NIC
  * interface no queue exists to unbind.
@@ -156,7 +175,7 @@ static void netgpu_ctx_region_revoked(struct netgpu_memctx *mc)
 	struct netgpu_ctx *ctx = container_of(mc, struct netgpu_ctx, mc);
 
 	if (IS_ENABLED(CONFIG_NETGPU_NIC))
-		queue_work(system_wq, &ctx->revoke_work);
+		netgpu_ctx_queue_revoke(ctx);
 }
 
 #if IS_ENABLED(CONFIG_NETGPU_NIC)

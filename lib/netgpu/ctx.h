@@ -206,6 +206,7 @@ struct netgpu_ifq_file {
 #if IS_ENABLED(CONFIG_KUNIT)
 struct seq_file;
 struct file *netgpu_ctx_ifq_getfile(struct netgpu_ifq_file *qf);
+void netgpu_ctx_queue_revoke(struct netgpu_ctx *ctx);
 void netgpu_ctx_account(struct netgpu_ctx *ctx, struct netgpu_account *a);
 int netgpu_ctx_accounting_show(struct seq_file *m, void *unused);
 
