@@ -1421,8 +1421,16 @@ static void netgpu_mem_test_range_fits_ulong(struct kunit *test)
 /*
  * An address 2^32 pages above an attached region: on 32-bit the page
  * index truncates to the region's, and the lookup must refuse it rather
- * than find that region (review 2, tests.md section 5, mutant 15: only
- * the 32-bit runs can tell).
+ * than find that region (review 2, tests.md section 5, mutant 15).
+ *
+ * On 64-bit the index cannot truncate: the case passes whatever the
+ * check does, and the x86 runs kill nothing.  Mutant
+ * lookup-index-untruncated is therefore run on 32-bit ARM only (its
+ * stanza: ARCH_FILTER='netgpu_mem.netgpu_mem_test_lookup_index_truncated'
+ * scripts/arch-run arm; kunit/arm.kunitconfig builds this suite with
+ * NETGPU_KUNIT_TEST, and its preset runs 'netgpu_*'), where without the
+ * check the lookup finds the low region and tprov_dma() accepts the
+ * offset 2^44 into it: 0 instead of -EFAULT.
  */
 static void netgpu_mem_test_lookup_index_truncated(struct kunit *test)
 {
