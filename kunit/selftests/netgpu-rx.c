@@ -881,7 +881,7 @@ static void rx_report(struct rx *rx, double secs, double cpu)
 	struct netgpu_stats st;
 	uint64_t rejected;
 
-	/* A queue gone (a device unplugged) reads as zeroes. */
+	/* Informational: an error reads as zeroes (rx_check_urefs() fails). */
 	netgpu_get_stats(netgpu_ifq_fd(rx->ifq), &st);
 	rejected = st.fill_bad_index + st.fill_unaligned + st.fill_no_region +
 		   st.fill_never_given + st.fill_twice + st.fill_in_nic +
@@ -938,16 +938,17 @@ static int rx_cmp_u64(const void *a, const void *b)
  * buffer lost until the queue is closed (the torture campaigns'
  * per-stream invariant, fault/README.md).  Every mode runs it, after a
  * removal too (the queue unbound, what was given back since waits in
- * its fill ring).  It cannot run once the queue itself is gone with its
- * device (an unplug): GET_STATS fails, there is nothing left to count,
- * and the check passes; closing the queue scrubs every reference, which
- * the accounting invariants and "no page pool left" check instead.
+ * its fill ring), and after an unplug: the queue lives while its fd is
+ * open, and GET_STATS is the one call not refused with ENODEV once the
+ * device went (Documentation/networking/netgpu.rst, Lifetimes; the
+ * interface queue's GET_STATS fails only for a bad size or address).
+ * So a GET_STATS error, whatever its errno, fails the check.
  */
 static int rx_check_urefs(struct rx *rx)
 {
 	struct netgpu_stats st;
 	unsigned int distinct = 0;
-	int n, max, i, tries;
+	int n, max, i, tries, err;
 	uint64_t *pend;
 
 	/*
@@ -974,10 +975,13 @@ static int rx_check_urefs(struct rx *rx)
 			free(pend);
 			return 1;
 		}
-		/* The queue gone (a device unplugged): nothing to check. */
-		if (netgpu_get_stats(netgpu_ifq_fd(rx->ifq), &st) < 0) {
+		/* Its device gone too, the queue reads its counters. */
+		err = netgpu_get_stats(netgpu_ifq_fd(rx->ifq), &st);
+		if (err < 0) {
+			fprintf(stderr, "netgpu-rx: GET_STATS of the queue: %s\n",
+				strerror(-err));
 			free(pend);
-			return 0;
+			return 1;
 		}
 		if (netgpu_fill_pending(rx->ifq, NULL, 0) == n)
 			break;
