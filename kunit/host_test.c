@@ -1721,7 +1721,7 @@ static int host_p2p_held_thread(void *arg)
 	current->kunit_test = h->test;
 	netgpu_host_p2p_notify(NULL, BUS_NOTIFY_UNBIND_DRIVER, &h->pdev->dev);
 	current->kunit_test = NULL;
-	complete(&h->done);
+	complete_all(&h->done);
 	return 0;
 }
 
