@@ -56,7 +56,7 @@ stage: pristine
 # Compile lib/netgpu/ only (quick check; needs one `make kunit` first).
 build: stage
 	@flock $(NETGPU_CACHE)/build.lock $(MAKE) -C $(SRC) O=$(BUILD) \
-		ARCH=x86_64 CC='ccache gcc' -j$$(nproc) lib/netgpu/
+		ARCH=x86_64 CC='$(NETGPU_CACHE)/bin/ccache-cc gcc' -j$$(nproc) lib/netgpu/
 
 kunit: stage
 	@scripts/kunit-run kunit $(CURDIR)/.kunitconfig $(BUILD) \
