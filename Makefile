@@ -22,7 +22,13 @@ FAULT_ARGS	:= failslab.ignore_gfp_wait=N fail_page_alloc.ignore_gfp_wait=N \
 		   fail_netgpu_rx_ring=1,0,0,-1 fail_netgpu_tx=1,0,0,-1
 
 CCACHE_DIR	?= $(NETGPU_CACHE)/ccache
-export NETGPU_CACHE PRISTINE SRC OUT CCACHE_DIR BUILD BENCH_BUILD FAULT_ARGS
+# ccache's depend mode: a miss compiles once and hashes the headers the
+# compiler's -MMD file names, instead of running the preprocessor first.
+# On a fresh machine every file misses; measured on four kernel files
+# of the debug build: plain gcc 37.3 s, ccache's default mode 46.4 s
+# (+25 %), depend mode 40.6 s (+9 %).  Hits are as before.
+CCACHE_DEPEND	?= 1
+export NETGPU_CACHE PRISTINE SRC OUT CCACHE_DIR CCACHE_DEPEND BUILD BENCH_BUILD FAULT_ARGS
 
 .PHONY: all deps pristine stage build kunit check lint series bench kcsan mutants coverage clean help
 all: kunit
@@ -50,7 +56,7 @@ stage: pristine
 # Compile lib/netgpu/ only (quick check; needs one `make kunit` first).
 build: stage
 	@flock $(NETGPU_CACHE)/build.lock $(MAKE) -C $(SRC) O=$(BUILD) \
-		ARCH=x86_64 CC='ccache gcc' -j$$(nproc) lib/netgpu/
+		ARCH=x86_64 CC='$(NETGPU_CACHE)/bin/ccache-cc gcc' -j$$(nproc) lib/netgpu/
 
 kunit: stage
 	@scripts/kunit-run kunit $(CURDIR)/.kunitconfig $(BUILD) \

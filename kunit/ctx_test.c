@@ -27,10 +27,12 @@
 #include <linux/file.h>
 #include <linux/in.h>
 #include <linux/kthread.h>
+#include <linux/memremap.h>
 #include <linux/miscdevice.h>
 #include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
+#include <linux/pci.h>
 #include <linux/rtnetlink.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
@@ -39,6 +41,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/user_namespace.h>
+#include <linux/workqueue.h>
 #include <net/sock.h>
 #include <net/net_namespace.h>
 #include <uapi/linux/netgpu.h>
@@ -2518,24 +2521,77 @@ static void netgpu_ctx_test_calls_killed(struct kunit *test)
 	close_fd(fd);
 }
 
+/* netgpu_ctx_test_free_revoke_queued: the case's queue and what it saw. */
+static struct {
+	struct workqueue_struct	*wq;
+	struct work_struct	gate;
+	struct completion	open;
+	bool			queued;
+	bool			ran;
+} ctx_revq;
+
+/* Ahead of the revoke work on the ordered queue: holds it until opened. */
+static void ctx_revq_gate(struct work_struct *work)
+{
+	wait_for_completion(&ctx_revq.open);
+}
+
+/*
+ * Stands in for the revoke work's function: it records that the work
+ * ran, and touches nothing of the context, which may be freed by then
+ * (the real function would lock the freed context's mutex, which KASAN's
+ * free metadata may have overwritten: a hang or an oops rather than a
+ * failure of the case).
+ */
+static void ctx_revq_spy(struct work_struct *work)
+{
+	WRITE_ONCE(ctx_revq.ran, true);
+}
+
+/* netgpu_ctx_queue_revoke(), in the case's thread: the case's queue. */
+static void ctx_stub_queue_revoke(struct netgpu_ctx *ctx)
+{
+	ctx_revq.queued = queue_work(ctx_revq.wq, &ctx->revoke_work);
+}
+
+/* Whatever the case's end: the gate opened, the queue drained and gone. */
+static void ctx_revq_end(void *unused)
+{
+	complete_all(&ctx_revq.open);
+	destroy_workqueue(ctx_revq.wq);
+}
+
 /*
  * The last reference goes while the context's revoke work is queued:
- * the free must cancel it or wait for it (review 2, tests.md section 5,
- * mutant 8).  The case holds the context's lock across the revoke, so
- * the work, queued on this CPU's system_wq pool, is at best waiting for
- * that lock when the put starts; without the cancel_work_sync() it runs
- * on the freed context (KASAN: use-after-free in the work's
- * mutex_lock(), found by the console scan).  Whether it runs after the
- * free rather than before the free's last section depends on the
- * scheduler (it is woken when the lock is let go), so a survivor is
- * possible; the case checks the premise, a queued or running work.
+ * the free must cancel it (review 2, tests.md section 5, mutant 8).  The
+ * revocation's queue_work() is stubbed to queue the work on the case's
+ * ordered workqueue behind a gate item that waits for a completion, so
+ * the work is pending, and cannot run, when the put frees the context.
+ * Then the gate opens and the queue is flushed.
+ *
+ * The work's function is the spy: with the cancel_work_sync() the work
+ * is taken off the queue and never runs; without it (mutant
+ * ctx-free-revoke-work-uncancelled) the workqueue runs the freed
+ * work_struct: the spy's flag fails the case, and KASAN reports the
+ * workqueue's use-after-free of it (the console scan).  Deterministic:
+ * nothing is left to the scheduler.  (A free that waited for the work
+ * instead, flush_work(), would wait for the gate the case opens only
+ * after the put: the case would hang until KUnit's timeout fails it.)
  */
 static void netgpu_ctx_test_free_revoke_queued(struct kunit *test)
 {
 	struct netgpu_region *r;
 	struct netgpu_ctx *ctx;
-	unsigned int busy;
+	bool pending;
 	int id;
+
+	memset(&ctx_revq, 0, sizeof(ctx_revq));
+	init_completion(&ctx_revq.open);
+	INIT_WORK(&ctx_revq.gate, ctx_revq_gate);
+	ctx_revq.wq = alloc_ordered_workqueue("netgpu-ctx-revq", 0);
+	KUNIT_ASSERT_NOT_NULL(test, ctx_revq.wq);
+	mock_defer(test, ctx_revq_end, NULL);
+	queue_work(ctx_revq.wq, &ctx_revq.gate);
 
 	r = ctx_region(test, ctx_user_mem(test, 2), 2, &id);
 	ctx = netgpu_ctx_create();
@@ -2546,14 +2602,237 @@ static void netgpu_ctx_test_free_revoke_queued(struct kunit *test)
 		KUNIT_FAIL(test, "cannot attach the device and the region");
 		return;
 	}
+	/* Not queued yet: the function is the spy's from now on. */
+	ctx->revoke_work.func = ctx_revq_spy;
 
-	mutex_lock(&ctx->lock);
+	kunit_activate_static_stub(test, netgpu_ctx_queue_revoke,
+				   ctx_stub_queue_revoke);
 	netgpu_region_revoke(r);
-	busy = work_busy(&ctx->revoke_work);
-	mutex_unlock(&ctx->lock);
-	KUNIT_EXPECT_NE(test, busy, 0U);
-	/* The last reference, the work queued or waiting for the lock. */
+	kunit_deactivate_static_stub(test, netgpu_ctx_queue_revoke);
+	pending = work_pending(&ctx->revoke_work);
+	/* The last reference, the work queued behind the closed gate. */
 	netgpu_ctx_put(ctx);
+	complete_all(&ctx_revq.open);
+	flush_workqueue(ctx_revq.wq);
+
+	KUNIT_EXPECT_TRUE(test, ctx_revq.queued);
+	KUNIT_EXPECT_TRUE(test, pending);
+	KUNIT_EXPECT_FALSE_MSG(test, READ_ONCE(ctx_revq.ran),
+			       "the revoke work ran after the context's free");
+}
+
+/* ----- A peer-to-peer provider going away (its driver unbound) ----- */
+
+#define CTX_P2P_PAGES	8
+
+/**
+ * struct ctx_p2p - netgpu_ctx_test_p2p_unbind's provider and notifier
+ * @test: the case, whose static stubs the notifier's thread takes
+ * @pdev: a PCI device of the machine (a reference is held): the
+ *	provider, and the mock NIC's parent, which the region is mapped for
+ * @pages: the region's pages, as the pin will find them
+ * @pgmap: their pagemap (never dereferenced: the provider is stubbed)
+ * @addr: user address of the pages
+ * @waiting: completed by the wait window stub: the notifier is about to
+ *	sleep for the pins
+ * @done: completed when the thread's notifier returned
+ * @started: the thread was started
+ *
+ * Static: a notifier left waiting by a failed case keeps using it.
+ */
+static struct {
+	struct kunit		*test;
+	struct pci_dev		*pdev;
+	struct page		*pages[CTX_P2P_PAGES];
+	struct dev_pagemap	pgmap;
+	u64			addr;
+	struct completion	waiting;
+	struct completion	done;
+	bool			started;
+} ctx_p2p;
+
+/* The P2PDMA stubs, as host_test.c's: anonymous memory taken for p2pmem. */
+static struct dev_pagemap *ctx_p2p_stub_pgmap(struct page *page)
+{
+	int i;
+
+	for (i = 0; i < CTX_P2P_PAGES; i++)
+		if (page == ctx_p2p.pages[i])
+			return &ctx_p2p.pgmap;
+	return NULL;
+}
+
+static struct pci_dev *ctx_p2p_stub_provider(struct dev_pagemap *pgmap)
+{
+	return pgmap == &ctx_p2p.pgmap ? pci_dev_get(ctx_p2p.pdev) : NULL;
+}
+
+static int ctx_p2p_stub_distance(struct pci_dev *provider,
+				 struct device *dev)
+{
+	return provider == ctx_p2p.pdev ? 4 : -1;
+}
+
+static bool ctx_p2p_stub_has_mem(struct pci_dev *pdev)
+{
+	return pdev == ctx_p2p.pdev;
+}
+
+static void ctx_p2p_stub_wait_window(struct pci_dev *pdev)
+{
+	complete(&ctx_p2p.waiting);
+}
+
+/* Not KUNIT_DEFINE_ACTION_WRAPPER(): without CONFIG_PCI, a macro. */
+static void ctx_pci_dev_put(void *pdev)
+{
+	pci_dev_put(pdev);
+}
+
+/* The unbind of the provider's driver, as the driver core sends it. */
+static int ctx_p2p_unbind_fn(void *unused)
+{
+	/* The case's static stubs apply to the notifier. */
+	current->kunit_test = ctx_p2p.test;
+	netgpu_host_p2p_notify(NULL, BUS_NOTIFY_UNBIND_DRIVER,
+			       &ctx_p2p.pdev->dev);
+	current->kunit_test = NULL;
+	complete(&ctx_p2p.done);
+	return 0;
+}
+
+/*
+ * The end of the case: once its queue's file is closed (a notifier still
+ * waiting then returns), the thread is waited for, and the driver is
+ * gone as far as netgpu knows.
+ */
+static void ctx_p2p_end_action(void *unused)
+{
+	if (ctx_p2p.started &&
+	    !wait_for_completion_timeout(&ctx_p2p.done, 10 * HZ))
+		return;
+	netgpu_host_p2p_notify(NULL, BUS_NOTIFY_UNBOUND_DRIVER,
+			       &ctx_p2p.pdev->dev);
+}
+
+/* How many of the region's pages are pinned (absent: not). */
+static unsigned int ctx_p2p_pinned(void)
+{
+	unsigned int i, n = 0;
+	struct page *page;
+
+	for (i = 0; i < CTX_P2P_PAGES; i++) {
+		if (get_user_pages_fast(ctx_p2p.addr + i * PAGE_SIZE, 1, 0,
+					&page) != 1)
+			continue;
+		n += folio_maybe_dma_pinned(page_folio(page));
+		put_page(page);
+	}
+	return n;
+}
+
+/*
+ * Issue 31, the whole way: a peer-to-peer region (anonymous memory the
+ * P2PDMA stubs take for a PCI device's published memory, the mock NIC's
+ * parent being that device) attached to a context whose rx queue is
+ * bound on it, buffers posted.  The driver of the device unbinds (the
+ * bus notifier, from a thread, as the driver core sends it): the
+ * notifier revokes the region and sleeps for its pins; the context's
+ * revoke work (its lock, rtnl_lock) unbinds the queue, whose restart
+ * gives the NIC's buffers back, so the map is unmapped, the pages
+ * unpinned and the notifier returns.  The rx queue is plain again, and
+ * the region, still in its area, is refused by ATTACH_REGION (-ENODEV).
+ *
+ * Kills: the provider's revocation not reaching the contexts
+ * (p2p-revoke-no-queue-stop: the queue stays bound on the map, the
+ * notifier does not return within 10 s); the context's revoke work not
+ * unbinding queues; the notifier ignoring the unbind
+ * (p2p-unbind-ignored: nothing revoked, the queue bound).
+ */
+static void netgpu_ctx_test_p2p_unbind(struct kunit *test)
+{
+	struct netgpu_queue_geom geom = { .entries = 64, .entry_size = 8 };
+	struct netgpu_region_desc d = {
+		.type = NETGPU_MEMTYPE_HOST,
+		.len = CTX_P2P_PAGES * PAGE_SIZE,
+		.flags = NETGPU_REGION_DESC_P2PDMA,
+	};
+	struct netgpu_mem *mem = ctx_mem(test);
+	struct netgpu_region *r, *same;
+	struct task_struct *task;
+	struct netgpu_ctx *ctx;
+	struct mock_nic *nic;
+	struct file *file;
+	u32 qid = 0;
+	int i, id;
+
+	NETGPU_TEST_REQUIRES(test, IS_ENABLED(CONFIG_PCI_P2PDMA));
+	memset(&ctx_p2p, 0, sizeof(ctx_p2p));
+	ctx_p2p.test = test;
+	init_completion(&ctx_p2p.waiting);
+	init_completion(&ctx_p2p.done);
+	ctx_p2p.pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
+	if (!ctx_p2p.pdev)
+		kunit_skip(test, "Test requires: a PCI device");
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, ctx_pci_dev_put,
+							ctx_p2p.pdev), 0);
+	/* Runs after the queue's file is closed (actions run in reverse). */
+	mock_defer(test, ctx_p2p_end_action, NULL);
+	ctx_p2p.addr = ctx_user_mem(test, CTX_P2P_PAGES);
+	for (i = 0; i < CTX_P2P_PAGES; i++) {
+		KUNIT_ASSERT_EQ(test,
+				get_user_pages_fast(ctx_p2p.addr + i * PAGE_SIZE,
+						    1, 0, &ctx_p2p.pages[i]),
+				1);
+		put_page(ctx_p2p.pages[i]);
+	}
+	kunit_activate_static_stub(test, netgpu_host_p2p_pgmap,
+				   ctx_p2p_stub_pgmap);
+	kunit_activate_static_stub(test, netgpu_host_p2p_provider,
+				   ctx_p2p_stub_provider);
+	kunit_activate_static_stub(test, netgpu_host_p2p_distance,
+				   ctx_p2p_stub_distance);
+	kunit_activate_static_stub(test, netgpu_host_p2p_has_mem,
+				   ctx_p2p_stub_has_mem);
+	kunit_activate_static_stub(test, netgpu_host_p2p_wait_window,
+				   ctx_p2p_stub_wait_window);
+
+	nic = mock_nic_create(test, &ctx_p2p.pdev->dev);
+	mock_nic_register(test, nic);
+	d.addr = ctx_p2p.addr;
+	id = netgpu_mem_add_region(mem, &d);
+	r = mock_region_get(test, mem, id);
+	KUNIT_ASSERT_TRUE(test, r->device);
+	ctx = ctx_new(test);
+	KUNIT_ASSERT_EQ(test, ctx_attach_init(ctx, nic->ndev->ifindex), 0);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, mem, id), 0);
+	file = netgpu_ctx_bind_queue(ctx, &qid, false, &geom);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	mock_defer(test, ctx_fput_action, file);
+	KUNIT_ASSERT_FALSE(test, ctx_nic_plain(nic));
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->holder), 1);
+	KUNIT_EXPECT_EQ(test, ctx_p2p_pinned(), CTX_P2P_PAGES);
+
+	task = kthread_run(ctx_p2p_unbind_fn, NULL, "netgpu-p2p-unbind");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	ctx_p2p.started = true;
+	KUNIT_EXPECT_TRUE(test, wait_for_completion_timeout(&ctx_p2p.waiting,
+							    10 * HZ));
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&ctx_p2p.done,
+							    10 * HZ));
+
+	/* The queue stopped, its buffers back: nothing the NIC may write. */
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(r->revoked));
+	KUNIT_EXPECT_TRUE(test, ctx_nic_plain(nic));
+	KUNIT_EXPECT_TRUE(test, list_empty(&r->maps));
+	KUNIT_EXPECT_TRUE(test, xa_empty(&ctx->mc.xa));
+	KUNIT_EXPECT_EQ(test, ctx_p2p_pinned(), 0);
+	/* Still in its area, under its id, for its user to remove. */
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx, mem, id), -ENODEV);
+	same = netgpu_mem_get_region(mem, id);
+	KUNIT_EXPECT_PTR_EQ(test, same, r);
+	if (!IS_ERR(same))
+		netgpu_region_put(same);
 }
 #endif
 
@@ -2599,6 +2878,7 @@ static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_stats_walk_close),
 	KUNIT_CASE(netgpu_ctx_test_calls_killed),
 	KUNIT_CASE(netgpu_ctx_test_free_revoke_queued),
+	KUNIT_CASE(netgpu_ctx_test_p2p_unbind),
 #endif
 	{}
 };

@@ -10,20 +10,21 @@
  * private user_struct the test owns instead of the machine's root user.
  * Regions of PCI peer-to-peer memory (NETGPU_REGION_DESC_P2PDMA) are
  * anonymous memory that the P2PDMA stubs (netgpu_host_p2p_pgmap(),
- * _provider(), _distance()) present as such, with a PCI device of the
- * test machine standing in for the provider and the NIC.
+ * _provider(), _distance(), _has_mem()) present as such, with a PCI
+ * device of the test machine standing in for the provider and the NIC.
  */
 
 #include <kunit/resource.h>
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <linux/completion.h>
 #include <linux/cred.h>
+#include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/dma-direct.h>
 #include <linux/dma-mapping.h>
 #include <linux/highmem.h>
 #include <linux/io.h>
-#include <linux/completion.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -33,6 +34,7 @@
 #include <linux/pagemap.h>
 #include <linux/pci.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/sched/user.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -1074,6 +1076,8 @@ static void netgpu_host_test_memlock_retry(struct kunit *test)
  * @asked_provider: the provider the last distance was asked for
  * @asked_dev: the device the last distance was asked for
  * @addr: user address of the pages
+ * @wait_window: completed by the wait window stub, if set: the bus
+ *	notifier is about to sleep for the pins
  */
 struct host_p2p {
 	struct page		*pages[HOST_P2P_PAGES];
@@ -1087,6 +1091,7 @@ struct host_p2p {
 	struct pci_dev		*asked_provider;
 	struct device		*asked_dev;
 	u64			addr;
+	struct completion	*wait_window;
 };
 
 /* Not KUNIT_DEFINE_ACTION_WRAPPER(): without CONFIG_PCI, a macro. */
@@ -1126,6 +1131,20 @@ static struct pci_dev *host_p2p_stub_provider(struct dev_pagemap *pgmap)
 	return p->published ? pci_dev_get(p->pdev) : NULL;
 }
 
+/* Every device has peer-to-peer memory: its unbind is looked at. */
+static bool host_p2p_stub_has_mem(struct pci_dev *pdev)
+{
+	return true;
+}
+
+static void host_p2p_stub_wait_window(struct pci_dev *pdev)
+{
+	struct host_p2p *p = kunit_get_current_test()->priv;
+
+	if (p->wait_window)
+		complete(p->wait_window);
+}
+
 static int host_p2p_stub_distance(struct pci_dev *provider,
 				  struct device *dev)
 {
@@ -1153,7 +1172,8 @@ static void host_p2p_record(struct kunit *test, struct host_p2p *p)
 /*
  * HOST_P2P_PAGES pages of anonymous memory that the stubs present as
  * P2PDMA memory of one pagemap, published by a PCI device of the
- * machine, reachable (distance 4, a common switch's).
+ * machine, reachable (distance 4, a common switch's); every device has
+ * such memory as far as the bus notifier asks.
  */
 static struct host_p2p *host_p2p_setup(struct kunit *test)
 {
@@ -1180,6 +1200,10 @@ static struct host_p2p *host_p2p_setup(struct kunit *test)
 				   host_p2p_stub_provider);
 	kunit_activate_static_stub(test, netgpu_host_p2p_distance,
 				   host_p2p_stub_distance);
+	kunit_activate_static_stub(test, netgpu_host_p2p_has_mem,
+				   host_p2p_stub_has_mem);
+	kunit_activate_static_stub(test, netgpu_host_p2p_wait_window,
+				   host_p2p_stub_wait_window);
 	return p;
 }
 
@@ -1664,7 +1688,10 @@ static void netgpu_host_test_p2p_unbind_refuses(struct kunit *test)
  * @holds: what netgpu_memctx_hold() gave (an interface queue's hold)
  * @nr_holds: how many
  * @pdev: the provider, whose unbind the thread sends
+ * @test: the case, whose static stubs the thread takes
  * @revoked: completed by @mc's revoked callback
+ * @waiting: completed when the thread's notifier is about to sleep for
+ *	the pins (the wait window stub)
  * @done: completed when the thread's notifier returned
  * @started: the thread was started
  */
@@ -1673,7 +1700,9 @@ struct host_p2p_held {
 	struct netgpu_mem_hold	*holds;
 	int			nr_holds;
 	struct pci_dev		*pdev;
+	struct kunit		*test;
 	struct completion	revoked;
+	struct completion	waiting;
 	struct completion	done;
 	bool			started;
 };
@@ -1688,9 +1717,34 @@ static int host_p2p_held_thread(void *arg)
 {
 	struct host_p2p_held *h = arg;
 
+	/* The case's static stubs apply to the notifier. */
+	current->kunit_test = h->test;
 	netgpu_host_p2p_notify(NULL, BUS_NOTIFY_UNBIND_DRIVER, &h->pdev->dev);
-	complete(&h->done);
+	current->kunit_test = NULL;
+	complete_all(&h->done);
 	return 0;
+}
+
+/*
+ * @task sleeps (TASK_UNINTERRUPTIBLE) or @done is completed, whichever
+ * is seen first, within 10 s.  A snapshot, exact once @task sleeps where
+ * only the case can wake it.
+ */
+static bool host_task_sleeps(struct task_struct *task, struct completion *done)
+{
+	unsigned long timeout = jiffies + 10 * HZ;
+
+	while (!completion_done(done) &&
+	       READ_ONCE(task->__state) != TASK_UNINTERRUPTIBLE &&
+	       time_before(jiffies, timeout))
+		msleep(20);
+	return !completion_done(done) &&
+	       READ_ONCE(task->__state) == TASK_UNINTERRUPTIBLE;
+}
+
+static void host_put_task_action(void *task)
+{
+	put_task_struct(task);
 }
 
 /* Like an interface queue that stopped: its holds let go. */
@@ -1723,13 +1777,17 @@ static void host_p2p_held_free(void *arg)
  * NIC may write any of them): the region is revoked at once (the
  * context's revoked callback runs, as ctx.c's queues its revoke work
  * there), but the notifier does not return, and the pages stay mapped
- * and pinned, while the hold does; once the holder lets go (the queue's
- * unbind, netgpu_ifq_unmap()), the map is unmapped, the pages unpinned
- * and the notifier returns.
+ * and pinned, while the hold does: the notifier's thread, past the wait
+ * window (everything revoked), is seen asleep with the notifier not
+ * returned; once the holder lets go (the queue's unbind,
+ * netgpu_ifq_unmap()), the map is unmapped, the pages unpinned and the
+ * notifier returns.
  *
  * Kills: the notifier removed or ignoring the event (no revoked
- * callback within 10 s); the pages left pinned after the last map went
- * (p2p-revoke-pinned); the notifier not returning once they are.
+ * callback within 10 s); the notifier returning without waiting for the
+ * pins (p2p-unbind-no-wait: it is seen returned, never asleep); the
+ * pages left pinned after the last map went (p2p-revoke-pinned); the
+ * notifier not returning once they are.
  */
 static void netgpu_host_test_p2p_unbind_held(struct kunit *test)
 {
@@ -1746,8 +1804,11 @@ static void netgpu_host_test_p2p_unbind_held(struct kunit *test)
 	mock_defer(test, host_p2p_forget_action, p->pdev);
 	mock_defer(test, host_p2p_held_free, h);
 	h->pdev = p->pdev;
+	h->test = test;
 	init_completion(&h->revoked);
+	init_completion(&h->waiting);
 	init_completion(&h->done);
+	p->wait_window = &h->waiting;
 	netgpu_memctx_init(&h->mc, &p->pdev->dev);
 	h->mc.revoked = host_p2p_held_revoked;
 	mock_defer(test, mock_memctx_release_action, &h->mc);
@@ -1759,11 +1820,19 @@ static void netgpu_host_test_p2p_unbind_held(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, h->nr_holds, 1);
 	mock_defer(test, host_p2p_held_put, h);
 
-	task = kthread_run(host_p2p_held_thread, h, "netgpu-p2p-unbind");
+	task = kthread_create(host_p2p_held_thread, h, "netgpu-p2p-unbind");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	/* Read until the case ends, even after the thread exits. */
+	get_task_struct(task);
+	mock_defer(test, host_put_task_action, task);
 	h->started = true;
+	wake_up_process(task);
 	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&h->revoked,
 							    10 * HZ));
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&h->waiting,
+							    10 * HZ));
+	/* Asleep for the pins, past the revocation's own sleeps. */
+	KUNIT_EXPECT_TRUE(test, host_task_sleeps(task, &h->done));
 	/* The hold keeps the map: nothing the NIC may write is let go. */
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(r->revoked));
 	KUNIT_EXPECT_TRUE(test, netgpu_mem_hold_revoked(&h->holds[0]));

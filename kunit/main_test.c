@@ -81,10 +81,11 @@ static bool main_debugfs_has(const char *name)
 
 /*
  * The exit removes what the init made at the debugfs root: netgpu/ (the
- * accounting and stuck files) and, with the fault points, each point's
- * directory.  One left behind makes the next init's directory fail with
- * -EEXIST (only a pr_err), its files live on over freed data after a
- * module unload (review 2, tests.md section 5, mutant 12).
+ * accounting and stuck files) and, with the fault points and
+ * CONFIG_FAULT_INJECTION_DEBUG_FS, each point's directory.  One left
+ * behind makes the next init's directory fail with -EEXIST (only a
+ * pr_err), its files live on over freed data after a module unload
+ * (review 2, tests.md section 5, mutant 12).
  */
 static void netgpu_main_test_exit_removes_debugfs(struct kunit *test)
 {
@@ -92,7 +93,10 @@ static void netgpu_main_test_exit_removes_debugfs(struct kunit *test)
 		"netgpu", "fail_netgpu_refill", "fail_netgpu_dma_map",
 		"fail_netgpu_rx_ring", "fail_netgpu_tx",
 	};
-	int n = IS_ENABLED(CONFIG_NETGPU_FAULT_INJECTION) ? ARRAY_SIZE(dirs) : 1;
+	/* fault.c makes the points' directories only with both. */
+	bool points = IS_ENABLED(CONFIG_NETGPU_FAULT_INJECTION) &&
+		      IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS);
+	int n = points ? ARRAY_SIZE(dirs) : 1;
 	bool *down;
 	int i;
 

@@ -82,7 +82,7 @@ struct rx {
 	enum rx_mem mem;
 	enum rx_hostile hostile;
 	size_t mib, copy_mib, pages;
-	uint64_t bytes, seed, remove_at;
+	uint64_t bytes, seed, remove_at, pause_at;
 	int verify, queue, timeout, quiet, removed, p2p_plain, revoked;
 	uint32_t rx_entries;
 	/* state */
@@ -100,6 +100,7 @@ struct rx {
 	int64_t first_bad;
 	int eof;
 	int stopped;			/* the queue stopped (--revoked) */
+	int paused;			/* --pause-at reached */
 };
 
 static volatile sig_atomic_t rx_stop;
@@ -168,6 +169,12 @@ static const char rx_help_text[] =
 "                        stream arrive by recv(), and at the end the\n"
 "                        region be refused by ATTACH_REGION (ENODEV)\n"
 "                        and removable (REMOVE_REGION)\n"
+"      --pause-at N      with --revoked: once N bytes arrived, stop\n"
+"                        reading (the receive window closes, the sender\n"
+"                        waits, the queue's buffers stay posted), print\n"
+"                        \"netgpu-rx: paused at <bytes> bytes\", and wait\n"
+"                        up to --timeout s for the queue to stop before\n"
+"                        reading the rest\n"
 "  -h, --help            this text\n"
 "\n"
 "Prints one line: bytes, mismatches, zero-copy / copied / recv() bytes,\n"
@@ -620,6 +627,41 @@ static void rx_watch_queue(struct rx *rx)
 }
 
 /*
+ * --pause-at: the reader stops until the queue stops (the kernel revoked
+ * its region), so that the revocation lands mid-stream by construction,
+ * not by timing: unread, the stream fills the socket's receive buffer,
+ * TCP's window closes and the sender waits with the rest, while the
+ * queue's buffers stay posted.  The line printed is what a test waits
+ * for before it takes the memory away.  1 if the queue did not stop
+ * within --timeout s.
+ */
+static int rx_pause(struct rx *rx)
+{
+	/* No events asked: poll() reports POLLERR | POLLHUP only. */
+	struct pollfd pfd = { .fd = netgpu_ifq_fd(rx->ifq) };
+	double end = rx_now() + rx->timeout;
+	int n;
+
+	rx->paused = 1;
+	printf("netgpu-rx: paused at %llu bytes\n", (unsigned long long)rx->got);
+	fflush(stdout);
+	while (!rx_stop && rx_now() < end) {
+		/* The queue's state change wakes it (netgpu_ifq_poll()). */
+		n = poll(&pfd, 1, 1000);
+		if (n < 0 && errno != EINTR)
+			return rx_die("poll");
+		if (n > 0 && (pfd.revents & (POLLERR | POLLHUP)))
+			break;
+	}
+	rx_watch_queue(rx);
+	if (rx->stopped)
+		return 0;
+	fprintf(stderr, "netgpu-rx: paused at %llu bytes: the queue did not stop within %d s\n",
+		(unsigned long long)rx->got, rx->timeout);
+	return 1;
+}
+
+/*
  * --revoked, after the stream: the queue stopped, and each p2pmem region
  * is still in the area, revoked: ATTACH_REGION refuses it with ENODEV,
  * REMOVE_REGION takes it out.
@@ -802,6 +844,12 @@ static int rx_run(struct rx *rx)
 		if (rx->remove_at && !rx->removed && rx->got >= rx->remove_at &&
 		    rx_remove(rx))
 			return 1;
+		if (rx->pause_at && !rx->paused && rx->got >= rx->pause_at) {
+			if (rx_pause(rx))
+				return 1;
+			/* The pause is not a stall. */
+			last = rx_now();
+		}
 		rx_watch_queue(rx);
 		if (r.status & NETGPU_RECV_EOF) {
 			rx->eof = 1;
@@ -833,7 +881,7 @@ static void rx_report(struct rx *rx, double secs, double cpu)
 	struct netgpu_stats st;
 	uint64_t rejected;
 
-	/* A queue gone (a device unplugged) reads as zeroes. */
+	/* Informational: an error reads as zeroes (rx_check_urefs() fails). */
 	netgpu_get_stats(netgpu_ifq_fd(rx->ifq), &st);
 	rejected = st.fill_bad_index + st.fill_unaligned + st.fill_no_region +
 		   st.fill_never_given + st.fill_twice + st.fill_in_nic +
@@ -890,16 +938,17 @@ static int rx_cmp_u64(const void *a, const void *b)
  * buffer lost until the queue is closed (the torture campaigns'
  * per-stream invariant, fault/README.md).  Every mode runs it, after a
  * removal too (the queue unbound, what was given back since waits in
- * its fill ring).  It cannot run once the queue itself is gone with its
- * device (an unplug): GET_STATS fails, there is nothing left to count,
- * and the check passes; closing the queue scrubs every reference, which
- * the accounting invariants and "no page pool left" check instead.
+ * its fill ring), and after an unplug: the queue lives while its fd is
+ * open, and GET_STATS is the one call not refused with ENODEV once the
+ * device went (Documentation/networking/netgpu.rst, Lifetimes; the
+ * interface queue's GET_STATS fails only for a bad size or address).
+ * So a GET_STATS error, whatever its errno, fails the check.
  */
 static int rx_check_urefs(struct rx *rx)
 {
 	struct netgpu_stats st;
 	unsigned int distinct = 0;
-	int n, max, i, tries;
+	int n, max, i, tries, err;
 	uint64_t *pend;
 
 	/*
@@ -926,10 +975,13 @@ static int rx_check_urefs(struct rx *rx)
 			free(pend);
 			return 1;
 		}
-		/* The queue gone (a device unplugged): nothing to check. */
-		if (netgpu_get_stats(netgpu_ifq_fd(rx->ifq), &st) < 0) {
+		/* Its device gone too, the queue reads its counters. */
+		err = netgpu_get_stats(netgpu_ifq_fd(rx->ifq), &st);
+		if (err < 0) {
+			fprintf(stderr, "netgpu-rx: GET_STATS of the queue: %s\n",
+				strerror(-err));
 			free(pend);
-			return 0;
+			return 1;
 		}
 		if (netgpu_fill_pending(rx->ifq, NULL, 0) == n)
 			break;
@@ -964,7 +1016,7 @@ int main(int argc, char **argv)
 		{ "remove-region", 1, NULL, 'R' },
 		{ "make-it-fail", 0, NULL, 'F' }, { "pages", 1, NULL, 'P' },
 		{ "p2pmem-dev", 1, NULL, 'B' }, { "p2pmem-plain", 0, NULL, 'U' },
-		{ "revoked", 0, NULL, 'K' },
+		{ "revoked", 0, NULL, 'K' }, { "pause-at", 1, NULL, 'Z' },
 		{}
 	};
 	struct rx rx = {
@@ -1014,6 +1066,11 @@ int main(int argc, char **argv)
 			break;
 		case 'K':
 			rx.revoked = 1;
+			break;
+		case 'Z':
+			rx.pause_at = strtoull(optarg, NULL, 0);
+			if (!rx.pause_at)
+				return rx_help(stderr), 2;
 			break;
 		case 'n':
 			rx.bytes = strtoull(optarg, NULL, 0);
@@ -1070,7 +1127,8 @@ int main(int argc, char **argv)
 	p2p = rx.mem == RX_P2PMEM;
 	if (!rx.ifname || !rx.port || !rx.mib || optind != argc ||
 	    p2p != !!rx.p2p_dev || (rx.p2p_plain && !p2p) ||
-	    (rx.revoked && (!p2p || rx.remove_at))) {
+	    (rx.revoked && (!p2p || rx.remove_at)) ||
+	    (rx.pause_at && !rx.revoked)) {
 		rx_help(stderr);
 		return 2;
 	}
@@ -1111,6 +1169,12 @@ int main(int argc, char **argv)
 	if (rx.mismatches || (rx.bytes && rx.got != rx.bytes &&
 			      rx.hostile != RX_HOLD))
 		ret = 1;
+	/*
+	 * After a revocation too: the contexts' revoke work unbound the
+	 * queue as it does after --remove-region, its file stays open, so
+	 * GET_STATS still counts it and the buffers given back since wait
+	 * in its fill ring.
+	 */
 	if (!ret && rx_check_urefs(&rx))
 		ret = 1;
 	if (rx.revoked && rx_check_revoked(&rx))

@@ -124,10 +124,12 @@ static bool netgpu_ctx_queue_holds(struct netgpu_ctx *ctx,
 
 /*
  * A region that queues of @ctx may hold was revoked (its user removed
- * it): the NIC gets none of its buffers any more.  Those queues are
- * unbound as closing their files would unbind them; poll() on the files
- * reports it, the stream goes on in ordinary memory, and the buffers
- * already received stay valid until given back.
+ * it, or its provider went): the NIC gets none of its buffers any more.
+ * Those queues are unbound as closing their files would unbind them;
+ * poll() on the files reports it, the stream goes on in ordinary memory,
+ * and the buffers already received stay valid until given back.  The
+ * PCI bus notifier of a peer-to-peer provider going waits for this work
+ * (host.c): netgpu_p2p_revoke_map shows lockdep what it takes.
  */
 static void netgpu_ctx_revoke_work(struct work_struct *work)
 {
@@ -135,6 +137,7 @@ static void netgpu_ctx_revoke_work(struct work_struct *work)
 					      revoke_work);
 	struct netgpu_ifq_file *qf;
 
+	lock_map_acquire(&netgpu_p2p_revoke_map);
 	mutex_lock(&ctx->lock);
 	rtnl_lock();
 	list_for_each_entry(qf, &ctx->ifqs, node)
@@ -142,7 +145,27 @@ static void netgpu_ctx_revoke_work(struct work_struct *work)
 			netgpu_ifq_unbind(qf->ifq);
 	rtnl_unlock();
 	mutex_unlock(&ctx->lock);
+	lock_map_release(&netgpu_p2p_revoke_map);
 }
+
+/**
+ * netgpu_ctx_queue_revoke() - queue the revoke work of a context
+ * @ctx: the context
+ *
+ * queue_work() on system_wq, out of line so that a KUnit case can queue
+ * the work where it holds it (kunit_activate_static_stub()): behind a
+ * blocked item of its own ordered workqueue, while the last reference
+ * goes.
+ *
+ * Context: Any context; netgpu_region_revoke() calls it under the
+ * region's locks.
+ */
+VISIBLE_IF_KUNIT void netgpu_ctx_queue_revoke(struct netgpu_ctx *ctx)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_ctx_queue_revoke, ctx);
+	queue_work(system_wq, &ctx->revoke_work);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_ctx_queue_revoke);
 
 /*
  * Under the region's locks: the work does the rest.  Without the NIC
@@ -153,7 +176,7 @@ static void netgpu_ctx_region_revoked(struct netgpu_memctx *mc)
 	struct netgpu_ctx *ctx = container_of(mc, struct netgpu_ctx, mc);
 
 	if (IS_ENABLED(CONFIG_NETGPU_NIC))
-		queue_work(system_wq, &ctx->revoke_work);
+		netgpu_ctx_queue_revoke(ctx);
 }
 
 #if IS_ENABLED(CONFIG_NETGPU_NIC)

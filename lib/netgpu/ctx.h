@@ -59,7 +59,9 @@
  * The provider of a peer-to-peer region going away waits, under its PCI
  * device's lock (the bus notifier, host.c), for the revoke work of the
  * contexts holding the region, which takes &netgpu_ctx.lock and then
- * rtnl_lock: neither may be held waiting for a PCI device's lock.
+ * rtnl_lock: neither may be held waiting for a PCI device's lock.  The
+ * device lock is not validated by lockdep; the wait and the work are,
+ * as netgpu_p2p_revoke_map (mem.h).
  */
 
 struct net;
@@ -213,6 +215,7 @@ struct netgpu_ifq_file {
 #if IS_ENABLED(CONFIG_KUNIT)
 struct seq_file;
 struct file *netgpu_ctx_ifq_getfile(struct netgpu_ifq_file *qf);
+void netgpu_ctx_queue_revoke(struct netgpu_ctx *ctx);
 void netgpu_ctx_account(struct netgpu_ctx *ctx, struct netgpu_account *a);
 int netgpu_ctx_accounting_show(struct seq_file *m, void *unused);
 

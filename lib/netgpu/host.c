@@ -33,8 +33,14 @@
  * queues holding it stop, its maps are retired), its pages are unpinned
  * once the last map is unmapped (the NIC writes nowhere by then), and the
  * notifier returns when they are; from then until the driver is gone, a
- * region over that device's memory is refused (-ENODEV).
+ * region over that device's memory is refused (-ENODEV).  It revokes
+ * every region of the device before it waits for any; the wait (for the
+ * contexts' revoke work: their lock, rtnl_lock) is shown to lockdep
+ * through netgpu_p2p_revoke_map, and says in the log every 10 s which
+ * region it still waits for.
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <kunit/static_stub.h>
 #include <kunit/visibility.h>
@@ -43,6 +49,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/err.h>
 #include <linux/list.h>
+#include <linux/lockdep.h>
 #include <linux/memremap.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
@@ -84,8 +91,12 @@
  * @unpinned: peer-to-peer memory: the pages were unpinned before the
  *	region's release (its provider went)
  * @unpin_done: completed when @unpinned is set
+ * @p2p_revoking: peer-to-peer memory: in the list of the regions the bus
+ *	notifier revokes and waits for (its own, on its stack); only the
+ *	notifier that set @p2p_gone touches it
  *
- * The p2p fields and @unpinned are under netgpu_host_p2p_lock.
+ * The p2p fields (but @p2p_revoking) and @unpinned are under
+ * netgpu_host_p2p_lock.
  */
 struct netgpu_host_region {
 	struct netgpu_region	r;
@@ -99,6 +110,7 @@ struct netgpu_host_region {
 	bool			p2p_gone;
 	bool			unpinned;
 	struct completion	unpin_done;
+	struct list_head	p2p_revoking;
 };
 
 /**
@@ -383,7 +395,10 @@ static void netgpu_host_p2p_unpin(struct netgpu_host_region *hr)
 static void netgpu_host_p2p_put_map(struct netgpu_host_region *hr)
 {
 	mutex_lock(&netgpu_host_p2p_lock);
-	WARN_ON_ONCE(!hr->p2p_maps);
+	if (WARN_ON_ONCE(!hr->p2p_maps)) {
+		mutex_unlock(&netgpu_host_p2p_lock);
+		return;
+	}
 	hr->p2p_maps--;
 	if (!hr->p2p_maps && hr->p2p_gone)
 		netgpu_host_p2p_unpin(hr);
@@ -849,57 +864,117 @@ const struct netgpu_mem_ops netgpu_host_ops = {
 
 /* ===== The providers of peer-to-peer memory going away ===== */
 
+#ifdef CONFIG_LOCKDEP
 /*
- * Revoke one region over @pdev's memory not revoked yet, and wait until
- * its pages are unpinned.  Returns false when there was none.
+ * The contexts' revoke work (netgpu_ctx_revoke_work(): &netgpu_ctx.lock,
+ * rtnl_lock, a queue's restart) as one lock, so that lockdep sees the bus
+ * notifier wait for it: the work holds it for its whole body, the notifier
+ * for read across its wait for the pins, as flush_work() does with a
+ * work's map.  rtnl_lock or a context's lock held by whatever makes a PCI
+ * driver unbind (which then waits here) closes a cycle lockdep reports.
+ * The device lock the driver core holds is invisible to lockdep (not
+ * validated), the bus notifier's rwsem is not.
  */
-static bool netgpu_host_p2p_revoke_one(struct pci_dev *pdev)
-{
-	struct netgpu_host_region *hr, *found = NULL;
+struct lockdep_map netgpu_p2p_revoke_map =
+	STATIC_LOCKDEP_MAP_INIT("netgpu_p2p_revoke", &netgpu_p2p_revoke_map);
+#endif
 
-	mutex_lock(&netgpu_host_p2p_lock);
-	list_for_each_entry(hr, &netgpu_host_p2p_regions, p2p_node) {
-		if (hr->provider != pdev || hr->p2p_gone)
-			continue;
-		/* No new map from here on. */
-		hr->p2p_gone = true;
-		/* Unless it is being freed: its release unpins. */
-		if (netgpu_region_tryget(&hr->r)) {
-			found = hr;
-			break;
+/* How long the notifier waits for a region's pins before it says so. */
+#define NETGPU_HOST_P2P_WAIT_WARN	(10 * HZ)
+
+/**
+ * netgpu_host_p2p_has_mem() - may a PCI device have pages in a region?
+ * @pdev: a PCI device whose driver is being unbound (or failed to probe)
+ *
+ * A region's provider was found among the devices with published
+ * peer-to-peer memory (netgpu_host_p2p_provider()), whose P2PDMA state
+ * is set up (pci_p2pdma_add_resource()) before that and stays until the
+ * release of the driver's devres, which comes after the bus notifier:
+ * without it, no region over the device's memory exists or is being made,
+ * and none can be until the driver is gone.  Not pci_has_p2pmem(): a
+ * driver may unpublish its memory under a region.  Out of line for
+ * KUnit's static stubs (no device of a test machine has such memory).
+ *
+ * Context: Any context.
+ * Return: true if it may.
+ */
+VISIBLE_IF_KUNIT bool netgpu_host_p2p_has_mem(struct pci_dev *pdev)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_host_p2p_has_mem, pdev);
+#if IS_ENABLED(CONFIG_PCI_P2PDMA)
+	return rcu_access_pointer(pdev->p2pdma);
+#else
+	return false;
+#endif
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_host_p2p_has_mem);
+
+/**
+ * netgpu_host_p2p_wait_window() - the bus notifier is about to wait
+ * @pdev: the device whose driver is going
+ *
+ * Does nothing.  netgpu_host_p2p_wait() calls it once every region of
+ * @pdev is revoked, right before it sleeps for their pins, so that a
+ * KUnit case can tell that sleep from the others before it (the RCU
+ * grace period of a revocation, a mutex) by the notifier's task state.
+ *
+ * Context: Process context.
+ */
+VISIBLE_IF_KUNIT void netgpu_host_p2p_wait_window(struct pci_dev *pdev)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_host_p2p_wait_window, pdev);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_host_p2p_wait_window);
+
+/*
+ * The pins of the regions on @revoking, each revoked: until the last map
+ * of each is unmapped (the queues holding it stopped by the contexts'
+ * revoke work, or the last buffer the NIC held given back).  The pagemap's
+ * removal would wait for the pins anyway, and the driver's remove, next,
+ * must not see the NIC write into its BAR.  Every 10 s still waiting
+ * says which region, and how many of its maps are left, in the log: a
+ * wait the hung-task detector, woken by each timeout, no longer reports.
+ */
+static void netgpu_host_p2p_wait(struct pci_dev *pdev,
+				 struct list_head *revoking)
+{
+	struct netgpu_host_region *hr;
+	unsigned int maps;
+
+	lock_map_acquire_read(&netgpu_p2p_revoke_map);
+	netgpu_host_p2p_wait_window(pdev);
+	list_for_each_entry(hr, revoking, p2p_revoking) {
+		while (!wait_for_completion_timeout(&hr->unpin_done,
+						    NETGPU_HOST_P2P_WAIT_WARN)) {
+			mutex_lock(&netgpu_host_p2p_lock);
+			maps = hr->p2p_maps;
+			mutex_unlock(&netgpu_host_p2p_lock);
+			pr_warn_ratelimited("%s: unbind waits for region %u: %u DMA map%s not unmapped yet\n",
+					    pci_name(pdev), hr->r.id, maps,
+					    maps == 1 ? "" : "s");
 		}
 	}
-	mutex_unlock(&netgpu_host_p2p_lock);
-	if (!found)
-		return false;
-
-	/*
-	 * Detached from every context (their queues holding it stop, from
-	 * a work item), its maps retired: unmapped now, or once those
-	 * queues have let go of them.
-	 */
-	netgpu_region_revoke_provider(&found->r);
-	mutex_lock(&netgpu_host_p2p_lock);
-	if (!found->p2p_maps)
-		netgpu_host_p2p_unpin(found);
-	mutex_unlock(&netgpu_host_p2p_lock);
-	/*
-	 * Until the last map is unmapped: the pagemap's removal would wait
-	 * for the pins anyway, and the driver's remove, next, must not see
-	 * the NIC write into its BAR.
-	 */
-	wait_for_completion(&found->unpin_done);
-	netgpu_region_put(&found->r);
-	return true;
+	lock_map_release(&netgpu_p2p_revoke_map);
 }
 
 /*
  * @pdev's driver is going: mark the device, so that no region is made
- * over its memory from now on, then revoke those there are.
+ * over its memory from now on, revoke every region there is over it,
+ * then wait until all their pages are unpinned.
  */
 static void netgpu_host_p2p_unbind(struct pci_dev *pdev)
 {
+	struct netgpu_host_region *hr, *tmp;
 	struct netgpu_host_p2p_going *g;
+	LIST_HEAD(revoking);
+
+	/*
+	 * Most devices have no peer-to-peer memory, and a probe deferred
+	 * or failed ends here too: nothing to mark, nothing to allocate.
+	 * Race-free: see netgpu_host_p2p_has_mem().
+	 */
+	if (!netgpu_host_p2p_has_mem(pdev))
+		return;
 
 	/*
 	 * A few bytes, and a notifier cannot fail: without the mark a
@@ -912,12 +987,41 @@ static void netgpu_host_p2p_unbind(struct pci_dev *pdev)
 		list_add_tail(&g->node, &netgpu_host_p2p_going);
 		g = NULL;
 	}
+	/*
+	 * Under the same lock as the mark: every region listed is here,
+	 * every one listed from now on is refused (netgpu_host_p2p_list()).
+	 */
+	list_for_each_entry(hr, &netgpu_host_p2p_regions, p2p_node) {
+		if (hr->provider != pdev || hr->p2p_gone)
+			continue;
+		/* No new map from here on. */
+		hr->p2p_gone = true;
+		/* Unless it is being freed: its release unpins. */
+		if (netgpu_region_tryget(&hr->r))
+			list_add_tail(&hr->p2p_revoking, &revoking);
+	}
 	mutex_unlock(&netgpu_host_p2p_lock);
 	/* Marked already: a probe that failed, then an unbind. */
 	kfree(g);
 
-	while (netgpu_host_p2p_revoke_one(pdev))
-		cond_resched();
+	/*
+	 * Every region first, then the wait for all: their contexts' revoke
+	 * work runs for all of them at once.  Each is detached from every
+	 * context (their queues holding it stop, from a work item) and its
+	 * maps retired: unmapped now, or once those queues let go of them.
+	 */
+	list_for_each_entry(hr, &revoking, p2p_revoking) {
+		netgpu_region_revoke_provider(&hr->r);
+		mutex_lock(&netgpu_host_p2p_lock);
+		if (!hr->p2p_maps)
+			netgpu_host_p2p_unpin(hr);
+		mutex_unlock(&netgpu_host_p2p_lock);
+	}
+	netgpu_host_p2p_wait(pdev, &revoking);
+	list_for_each_entry_safe(hr, tmp, &revoking, p2p_revoking) {
+		list_del(&hr->p2p_revoking);
+		netgpu_region_put(&hr->r);
+	}
 }
 
 /* @pdev's driver is gone (its memory with it), or a new one is coming. */
@@ -954,7 +1058,9 @@ static void netgpu_host_p2p_forget(struct pci_dev *pdev)
  * queues holding the region (&netgpu_ctx.lock, then rtnl_lock), under the
  * device's lock that the driver core holds: nothing may wait for a PCI
  * device's lock holding either (memunmap_pages() would wait for the same
- * work in the same place without this notifier).
+ * work in the same place without this notifier).  Lockdep sees that wait
+ * as a read of netgpu_p2p_revoke_map, which the work holds.  A device
+ * without peer-to-peer memory costs a call and no allocation.
  *
  * Context: Process context, under the device's lock.
  * Return: NOTIFY_DONE.

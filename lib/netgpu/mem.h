@@ -8,6 +8,7 @@
 
 #include <linux/jump_label.h>
 #include <linux/list.h>
+#include <linux/lockdep.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
@@ -132,7 +133,9 @@ struct netgpu_region_desc {
  *	attachment, after it was unpublished and before
  *	netgpu_memctx_release() may return.  Runs under the region's
  *	mutexes: it must not take rtnl_lock or a context's lock, which come
- *	before them (the context queues work).
+ *	before them (the context queues work).  The work it queues holds
+ *	netgpu_p2p_revoke_map (lock_map_acquire()) across its body: the
+ *	host provider waits for it when a peer-to-peer provider goes.
  */
 struct netgpu_memctx {
 	struct device		*dev;
@@ -142,6 +145,15 @@ struct netgpu_memctx {
 	atomic_t		revokers;
 	void			(*revoked)(struct netgpu_memctx *mc);
 };
+
+#ifdef CONFIG_LOCKDEP
+/*
+ * The owner's work that a &netgpu_memctx.revoked callback queues, as one
+ * lock for lockdep (host.c): held by that work, and for read by the PCI
+ * bus notifier that waits for it.
+ */
+extern struct lockdep_map netgpu_p2p_revoke_map;
+#endif
 
 /**
  * struct netgpu_mem_loc - result of a lookup

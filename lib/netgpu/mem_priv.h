@@ -60,6 +60,8 @@ struct pci_dev;
 struct dev_pagemap *netgpu_host_p2p_pgmap(struct page *page);
 struct pci_dev *netgpu_host_p2p_provider(struct dev_pagemap *pgmap);
 int netgpu_host_p2p_distance(struct pci_dev *provider, struct device *dev);
+bool netgpu_host_p2p_has_mem(struct pci_dev *pdev);
+void netgpu_host_p2p_wait_window(struct pci_dev *pdev);
 struct notifier_block;
 int netgpu_host_p2p_notify(struct notifier_block *nb, unsigned long action,
 			   void *data);
