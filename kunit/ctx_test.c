@@ -2219,7 +2219,8 @@ static int ctx_unlocked_fn(void *unused)
 	ctx_unlocked.recv = netgpu_ctx_recv(ctx_unlocked.sq, &r);
 	ctx_unlocked.stats = netgpu_ctx_get_stats(ctx_unlocked.ctx,
 						  &ctx_unlocked.st);
-	complete(&ctx_unlocked.done);
+	/* For good: the stub and the case both wait for it. */
+	complete_all(&ctx_unlocked.done);
 	return 0;
 }
 
@@ -2239,7 +2240,7 @@ static dma_addr_t ctx_stub_map_page_calls(struct device *dev,
 		ctx_unlocked.locked = mutex_is_locked(&ctx_unlocked.ctx->lock);
 		t = kthread_run(ctx_unlocked_fn, NULL, "netgpu-unlocked");
 		if (IS_ERR(t))
-			complete(&ctx_unlocked.done);
+			complete_all(&ctx_unlocked.done);
 		else
 			ctx_unlocked.in_time =
 				wait_for_completion_timeout(&ctx_unlocked.done,
@@ -2268,7 +2269,7 @@ static void netgpu_ctx_test_stats_recv_unlocked(struct kunit *test)
 	struct mock_nic *nic;
 	struct file *file;
 	u32 qid = 0;
-	int id;
+	int id, err;
 
 	if (!current->files)
 		kunit_skip(test, "Test requires: a file table");
@@ -2287,12 +2288,13 @@ static void netgpu_ctx_test_stats_recv_unlocked(struct kunit *test)
 	ctx_region(test, ctx_user_mem(test, 1), 1, &id);
 	kunit_activate_static_stub(test, netgpu_host_map_page,
 				   ctx_stub_map_page_calls);
-	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx_unlocked.ctx,
-						       ctx_mem(test), id), 0);
+	err = netgpu_ctx_attach_region(ctx_unlocked.ctx, ctx_mem(test), id);
 	kunit_deactivate_static_stub(test, netgpu_host_map_page);
+	KUNIT_EXPECT_EQ(test, err, 0);
+	/* The thread uses the case's queues: wait for it, if it ran. */
+	KUNIT_ASSERT_TRUE(test, ctx_unlocked.started);
 	wait_for_completion(&ctx_unlocked.done);
 
-	KUNIT_EXPECT_TRUE(test, ctx_unlocked.started);
 	KUNIT_EXPECT_TRUE(test, ctx_unlocked.locked);
 	KUNIT_EXPECT_TRUE(test, ctx_unlocked.in_time);
 	KUNIT_EXPECT_EQ(test, ctx_unlocked.recv, -EAGAIN);
@@ -2697,7 +2699,8 @@ static int ctx_p2p_unbind_fn(void *unused)
 	netgpu_host_p2p_notify(NULL, BUS_NOTIFY_UNBIND_DRIVER,
 			       &ctx_p2p.pdev->dev);
 	current->kunit_test = NULL;
-	complete(&ctx_p2p.done);
+	/* For good: the case and its end action both wait for it. */
+	complete_all(&ctx_p2p.done);
 	return 0;
 }
 
