@@ -643,7 +643,9 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_detach_region);
  * descriptor, or fput()s it, which unbinds); ERR_PTR(-ENODEV) if no
  * device is attached, or a region was removed while the queue was made;
  * -EINVAL if @queue_id is not an rx queue of the device, for a bad
- * geometry or with no region attached; -EOPNOTSUPP if
+ * geometry or with no region attached; -E2BIG for a fill ring of more
+ * entries than a ring takes, or more buffers than a queue takes;
+ * -EOPNOTSUPP if
  * the device has no queue-management API (or the kernel no NIC
  * interface); -ENETDOWN if it is down; -EBUSY if a region is another
  * queue's, or (netgpu_ifq_bind()) the rx queue has an AF_XDP pool or no
