@@ -3188,9 +3188,12 @@ static void netgpu_sock_test_detach_while_binding(struct kunit *test)
 	d = kthread_run(sock_detacher_fn, b, "netgpu-detacher");
 	if (!IS_ERR(d))
 		get_task_struct(d);
-	/* It waits for the context's lock, which the binder holds. */
+	/*
+	 * It waits for the context's lock, which the binder holds: killably
+	 * (TASK_KILLABLE includes TASK_UNINTERRUPTIBLE).
+	 */
 	timeout = jiffies + 10 * HZ;
-	while (!IS_ERR(d) && READ_ONCE(d->__state) != TASK_UNINTERRUPTIBLE &&
+	while (!IS_ERR(d) && !(READ_ONCE(d->__state) & TASK_UNINTERRUPTIBLE) &&
 	       !completion_done(&b->detach_done) &&
 	       time_before(jiffies, timeout))
 		msleep(20);
