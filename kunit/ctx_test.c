@@ -57,6 +57,7 @@
 #include <net/page_pool/types.h>
 
 #include "mock_nic.h"
+#include "nic.h"
 #endif
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
@@ -406,6 +407,63 @@ static void netgpu_ctx_test_free_unmaps_unlocked(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&buf->unmaps_rtnl), 0);
 }
 
+/* Grace periods of the memory unit the stub below saw, and under rtnl_lock. */
+static atomic_t ctx_gps, ctx_gps_rtnl;
+
+static void ctx_stub_synchronize_rcu(void)
+{
+	atomic_inc(&ctx_gps);
+	/* Without PROVE_LOCKING lockdep_rtnl_is_held() is always true. */
+	if (IS_ENABLED(CONFIG_PROVE_LOCKING) && lockdep_rtnl_is_held())
+		atomic_inc(&ctx_gps_rtnl);
+	synchronize_rcu();
+}
+
+/*
+ * Review 2, LM2: the last put of a context with four regions attached
+ * waits for one grace period for all of them, and not under rtnl_lock;
+ * each region's map is unmapped after it.  The count holds on every
+ * kernel; whether rtnl_lock is held only lockdep (PROVE_LOCKING) tells,
+ * so the minimal arm and i386 kernels check the count alone.
+ *
+ * Kills a grace period per region in netgpu_memctx_release() (mutant
+ * lm2-gp-per-region: five) and, with PROVE_LOCKING, the release under
+ * rtnl_lock in netgpu_ctx_free() (lm2-release-under-rtnl).
+ */
+static void netgpu_ctx_test_free_one_grace_period(struct kunit *test)
+{
+	struct netgpu_region *r[4];
+	struct netgpu_ctx *ctx;
+	int i, id;
+
+	ctx = netgpu_ctx_create();
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    ctx_dev(test)->ifindex),
+			0);
+	for (i = 0; i < ARRAY_SIZE(r); i++) {
+		r[i] = ctx_region(test, ctx_user_mem(test, 1), 1, &id);
+		KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test),
+							       id), 0);
+	}
+	atomic_set(&ctx_gps, 0);
+	atomic_set(&ctx_gps_rtnl, 0);
+	kunit_activate_static_stub(test, netgpu_mem_synchronize_rcu,
+				   ctx_stub_synchronize_rcu);
+	netgpu_ctx_put(ctx);
+	kunit_deactivate_static_stub(test, netgpu_mem_synchronize_rcu);
+
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx_gps), 1);
+	if (IS_ENABLED(CONFIG_PROVE_LOCKING))
+		KUNIT_EXPECT_EQ(test, atomic_read(&ctx_gps_rtnl), 0);
+	else
+		kunit_info(test, "no PROVE_LOCKING: rtnl_lock at the grace period not checked\n");
+	for (i = 0; i < ARRAY_SIZE(r); i++) {
+		KUNIT_EXPECT_TRUE(test, list_empty(&r[i]->atts));
+		KUNIT_EXPECT_TRUE(test, list_empty(&r[i]->maps));
+	}
+}
+
 static void netgpu_ctx_test_attach_dev_twice(struct kunit *test)
 {
 	struct ctx_fix *f = test->priv;
@@ -598,7 +656,7 @@ static void ctx_expect_dead(struct kunit *test, struct netgpu_ctx *ctx,
 	KUNIT_EXPECT_EQ(test, PTR_ERR(netgpu_ctx_attach_socket(ctx, -1, &geom, NULL)),
 			-ENODEV);
 	memset(&stats, 0xff, sizeof(stats));
-	netgpu_ctx_get_stats(ctx, &stats);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_get_stats(ctx, &stats), 0);
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(&stats, 0, sizeof(stats)));
 }
 
@@ -1651,13 +1709,19 @@ static void netgpu_ctx_test_unregister_freeing(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&r->ref), refs);
 }
 
-/* A lock another thread holds while the case calls in. */
+/*
+ * A lock another thread holds while the case calls in, for at most 10 s:
+ * a call that waits for it when it should not (a mutant) fails the case
+ * (@timed_out) instead of hanging it.
+ */
 struct ctx_holder {
 	void (*lock)(void *arg);
 	void (*unlock)(void *arg);
 	void *arg;
 	struct completion held;
 	struct completion release;
+	struct completion done;
+	bool timed_out;
 };
 
 static int ctx_holder_fn(void *data)
@@ -1666,9 +1730,48 @@ static int ctx_holder_fn(void *data)
 
 	h->lock(h->arg);
 	complete(&h->held);
-	wait_for_completion(&h->release);
+	/* Before the unlock: whoever takes the lock next sees it. */
+	WRITE_ONCE(h->timed_out,
+		   !wait_for_completion_timeout(&h->release, 10 * HZ));
 	h->unlock(h->arg);
+	complete(&h->done);
 	return 0;
+}
+
+/* Start @h's thread; returns once it holds its lock. */
+static void ctx_hold(struct kunit *test, struct ctx_holder *h)
+{
+	struct task_struct *t;
+
+	init_completion(&h->held);
+	init_completion(&h->release);
+	init_completion(&h->done);
+	t = kthread_run(ctx_holder_fn, h, "netgpu-holder");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t);
+	wait_for_completion(&h->held);
+}
+
+/* Let @h's lock go; false if its thread had let it go on its own. */
+static bool ctx_unhold(struct ctx_holder *h)
+{
+	complete(&h->release);
+	wait_for_completion(&h->done);
+	return !h->timed_out;
+}
+
+/*
+ * A call that has just returned did so while @h still held its lock:
+ * it gave up waiting for that lock, rather than got it once the holder
+ * let go after 10 s and then failed (or succeeded) on some later wait.
+ * The holder sets @timed_out before it lets go, and whoever takes the
+ * lock next sees it (the mutex orders them).
+ */
+static void ctx_expect_still_held(struct kunit *test, struct ctx_holder *h,
+				  const char *call)
+{
+	KUNIT_EXPECT_FALSE_MSG(test, READ_ONCE(h->timed_out),
+			       "%s returned only once the holder let go: it waited for the lock unkillably",
+			       call);
 }
 
 static void ctx_rtnl_lock(void *unused)
@@ -1692,22 +1795,17 @@ static void netgpu_ctx_test_attach_dev_killed(struct kunit *test)
 	};
 	struct net_device *dev = ctx_dev(test);
 	struct netgpu_ctx *ctx = ctx_new(test);
-	struct task_struct *t;
 	int refs, err;
 
 	refs = netdev_refcnt_read(dev);
-	init_completion(&h.held);
-	init_completion(&h.release);
-	t = kthread_run(ctx_holder_fn, &h, "netgpu-rtnl");
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t);
-	wait_for_completion(&h.held);
+	ctx_hold(test, &h);
 
 	allow_signal(SIGKILL);
 	send_sig(SIGKILL, current, 1);
 	err = netgpu_ctx_attach_dev(ctx, &init_net, dev->ifindex);
 	flush_signals(current);
 	disallow_signal(SIGKILL);
-	complete(&h.release);
+	KUNIT_EXPECT_TRUE(test, ctx_unhold(&h));
 
 	KUNIT_EXPECT_EQ(test, err, -EINTR);
 	KUNIT_EXPECT_EQ(test, ctx->state, NETGPU_CTX_NEW);
@@ -1984,25 +2082,20 @@ static void netgpu_ctx_test_bind_queue_killed(struct kunit *test)
 	struct ctx_bind_snap before;
 	struct netgpu_region *r;
 	struct netgpu_ctx *ctx;
-	struct task_struct *t;
 	struct mock_nic *nic;
 	struct file *file;
 	u32 qid = 0;
 
 	ctx = ctx_nic_attached(test, &nic, &r);
 	ctx_bind_snap(ctx, r, &before);
-	init_completion(&h.held);
-	init_completion(&h.release);
-	t = kthread_run(ctx_holder_fn, &h, "netgpu-rtnl");
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t);
-	wait_for_completion(&h.held);
+	ctx_hold(test, &h);
 
 	allow_signal(SIGKILL);
 	send_sig(SIGKILL, current, 1);
 	file = netgpu_ctx_bind_queue(ctx, &qid, false, &geom);
 	flush_signals(current);
 	disallow_signal(SIGKILL);
-	complete(&h.release);
+	KUNIT_EXPECT_TRUE(test, ctx_unhold(&h));
 
 	KUNIT_EXPECT_EQ(test, PTR_ERR(file), -EINTR);
 	ctx_expect_unbound(test, ctx, nic, r, &before, 0);
@@ -2086,6 +2179,348 @@ static void netgpu_ctx_test_revoke_other_region(struct kunit *test)
 	netgpu_region_revoke(r);
 	flush_work(&ctx->revoke_work);
 	KUNIT_EXPECT_TRUE(test, ctx_nic_plain(nic));
+}
+
+/* A socket queue of @ctx on a connected TCP socket, until the case ends. */
+static struct netgpu_sockq *ctx_sockq(struct kunit *test,
+				      struct netgpu_ctx *ctx)
+{
+	struct netgpu_queue_geom rx = {
+		.entries = 64, .entry_size = sizeof(struct netgpu_rx_desc),
+	};
+	struct file *file;
+	int fd;
+
+	fd = ctx_install(test, ctx_tcp(test, false));
+	file = netgpu_ctx_attach_socket(ctx, fd, &rx, NULL);
+	close_fd(fd);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	mock_defer(test, ctx_fput_action, file);
+	return file->private_data;
+}
+
+/* netgpu_ctx_test_stats_recv_unlocked: what the calls made meanwhile saw. */
+static struct {
+	struct netgpu_ctx	*ctx;
+	struct netgpu_sockq	*sq;
+	struct completion	done;
+	bool			started;
+	bool			locked;
+	bool			in_time;
+	int			recv;
+	int			stats;
+	struct netgpu_stats	st;
+} ctx_unlocked;
+
+static int ctx_unlocked_fn(void *unused)
+{
+	struct netgpu_recv r = { .flags = NETGPU_RECV_NONBLOCK };
+
+	ctx_unlocked.recv = netgpu_ctx_recv(ctx_unlocked.sq, &r);
+	ctx_unlocked.stats = netgpu_ctx_get_stats(ctx_unlocked.ctx,
+						  &ctx_unlocked.st);
+	/* For good: the stub and the case both wait for it. */
+	complete_all(&ctx_unlocked.done);
+	return 0;
+}
+
+/*
+ * The first page's map of an ATTACH_REGION, under the context's lock: a
+ * RECV and a GET_STATS of the same context run in another thread, which
+ * the stub waits for (up to 10 s) before it maps as
+ * netgpu_host_map_page() does.
+ */
+static dma_addr_t ctx_stub_map_page_calls(struct device *dev,
+					  struct page *page)
+{
+	struct task_struct *t;
+
+	if (!ctx_unlocked.started) {
+		ctx_unlocked.started = true;
+		ctx_unlocked.locked = mutex_is_locked(&ctx_unlocked.ctx->lock);
+		t = kthread_run(ctx_unlocked_fn, NULL, "netgpu-unlocked");
+		if (IS_ERR(t))
+			complete_all(&ctx_unlocked.done);
+		else
+			ctx_unlocked.in_time =
+				wait_for_completion_timeout(&ctx_unlocked.done,
+							    10 * HZ);
+	}
+	return dma_map_page_attrs(dev, page, 0, PAGE_SIZE, DMA_FROM_DEVICE,
+				  DMA_ATTR_SKIP_CPU_SYNC);
+}
+
+/*
+ * Review 2 (medium): a RECV and a GET_STATS of a context do not wait for
+ * its lock, which an ATTACH_REGION holds across its mapping and a
+ * BIND_QUEUE while it waits for rtnl_lock.  Both complete while an
+ * ATTACH_REGION holds it; GET_STATS sums the bound queue's eight buffers
+ * and the socket queue as it does at rest.
+ *
+ * Kills GET_STATS or RECV waiting for the context's lock (mutants
+ * stats-waits-ctx-lock, recv-waits-ctx-lock): the thread is not done
+ * within the 10 s the mapping waits.
+ */
+static void netgpu_ctx_test_stats_recv_unlocked(struct kunit *test)
+{
+	struct netgpu_queue_geom geom = { .entries = 64, .entry_size = 8 };
+	struct netgpu_region *r;
+	struct netgpu_stats want;
+	struct mock_nic *nic;
+	struct file *file;
+	u32 qid = 0;
+	int id, err;
+
+	if (!current->files)
+		kunit_skip(test, "Test requires: a file table");
+	memset(&ctx_unlocked, 0, sizeof(ctx_unlocked));
+	init_completion(&ctx_unlocked.done);
+	ctx_unlocked.ctx = ctx_nic_attached(test, &nic, &r);
+	file = netgpu_ctx_bind_queue(ctx_unlocked.ctx, &qid, false, &geom);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	mock_defer(test, ctx_fput_action, file);
+	ctx_unlocked.sq = ctx_sockq(test, ctx_unlocked.ctx);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_get_stats(ctx_unlocked.ctx, &want),
+			0);
+	KUNIT_EXPECT_EQ(test, want.bufs_user + want.bufs_cache +
+			      want.bufs_stack + want.bufs_nic, 8);
+
+	ctx_region(test, ctx_user_mem(test, 1), 1, &id);
+	kunit_activate_static_stub(test, netgpu_host_map_page,
+				   ctx_stub_map_page_calls);
+	err = netgpu_ctx_attach_region(ctx_unlocked.ctx, ctx_mem(test), id);
+	kunit_deactivate_static_stub(test, netgpu_host_map_page);
+	KUNIT_EXPECT_EQ(test, err, 0);
+	/* The thread uses the case's queues: wait for it, if it ran. */
+	KUNIT_ASSERT_TRUE(test, ctx_unlocked.started);
+	wait_for_completion(&ctx_unlocked.done);
+
+	KUNIT_EXPECT_TRUE(test, ctx_unlocked.locked);
+	KUNIT_EXPECT_TRUE(test, ctx_unlocked.in_time);
+	KUNIT_EXPECT_EQ(test, ctx_unlocked.recv, -EAGAIN);
+	KUNIT_EXPECT_EQ(test, ctx_unlocked.stats, 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&ctx_unlocked.st, &want, sizeof(want)),
+			0);
+}
+
+/* netgpu_ctx_test_stats_walk_close: the socket queue's close. */
+static struct {
+	struct netgpu_ctx	*ctx;
+	struct file		*sq_file;
+	struct completion	closed;
+	bool			started;
+	bool			no_thread;
+	bool			waited;
+} ctx_walk;
+
+static int ctx_walk_close_fn(void *unused)
+{
+	__fput_sync(ctx_walk.sq_file);
+	complete(&ctx_walk.closed);
+	return 0;
+}
+
+/* Someone sleeps on @lock, which the case holds. */
+static bool ctx_walk_waiter(struct mutex *lock)
+{
+	/*
+	 * Without the mutex's wait_lock: a polled snapshot, exact once the
+	 * closer sleeps there (it leaves only when the case lets go).
+	 */
+	return data_race(!list_empty(&lock->wait_list));
+}
+
+/*
+ * The break of a GET_STATS walk over the bound queue's buffers: the
+ * socket queue's file is closed from another thread, and the stub waits
+ * (up to 10 s) until that close either finished or waits for the walk's
+ * lock (a waiter on &netgpu_ctx.stats_lock).
+ */
+static void ctx_stub_walk_close(struct netgpu_ifq *ifq)
+{
+	struct mutex *lock = &ctx_walk.ctx->stats_lock;
+	unsigned long timeout = jiffies + 10 * HZ;
+	struct task_struct *t;
+
+	if (ctx_walk.started)
+		return;
+	ctx_walk.started = true;
+	t = kthread_run(ctx_walk_close_fn, NULL, "netgpu-sockq-close");
+	if (IS_ERR(t)) {
+		/* Closed by the case once the walk let its lock go. */
+		ctx_walk.no_thread = true;
+		complete(&ctx_walk.closed);
+		return;
+	}
+	while (!completion_done(&ctx_walk.closed) && !ctx_walk_waiter(lock) &&
+	       time_before(jiffies, timeout))
+		msleep(20);
+	ctx_walk.waited = !completion_done(&ctx_walk.closed) &&
+			  ctx_walk_waiter(lock);
+}
+
+/*
+ * A socket queue closed while a GET_STATS of its context, which holds
+ * neither the context's lock nor RCU, walks the context's queues: the
+ * close unlinks it, then waits for the walk before freeing it.
+ *
+ * Kills freeing a socket queue without waiting for GET_STATS walks
+ * (mutant sockq-free-under-stats-walk: the close finishes during the
+ * walk, which then may read the freed queue).
+ */
+static void netgpu_ctx_test_stats_walk_close(struct kunit *test)
+{
+	struct netgpu_queue_geom geom = { .entries = 64, .entry_size = 8 };
+	struct netgpu_queue_geom rx = {
+		.entries = 64, .entry_size = sizeof(struct netgpu_rx_desc),
+	};
+	struct ctx_fix *f = test->priv;
+	struct netgpu_stats st;
+	struct mock_nic *nic;
+	struct file *file;
+	u32 qid = 0;
+	int id, fd;
+
+	if (!current->files)
+		kunit_skip(test, "Test requires: a file table");
+	memset(&ctx_walk, 0, sizeof(ctx_walk));
+	init_completion(&ctx_walk.closed);
+	/* A break every 1024 buffers: one in the walk. */
+	nic = mock_nic_create(test, f->dma_dev);
+	mock_nic_register(test, nic);
+	ctx_region(test, ctx_user_mem(test, 1024), 1024, &id);
+	ctx_walk.ctx = ctx_new(test);
+	KUNIT_ASSERT_EQ(test, ctx_attach_init(ctx_walk.ctx, nic->ndev->ifindex),
+			0);
+	KUNIT_ASSERT_EQ(test, netgpu_ctx_attach_region(ctx_walk.ctx,
+						       ctx_mem(test), id), 0);
+	file = netgpu_ctx_bind_queue(ctx_walk.ctx, &qid, false, &geom);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	mock_defer(test, ctx_fput_action, file);
+	fd = ctx_install(test, ctx_tcp(test, false));
+	ctx_walk.sq_file = netgpu_ctx_attach_socket(ctx_walk.ctx, fd, &rx,
+						    NULL);
+	close_fd(fd);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctx_walk.sq_file);
+
+	kunit_activate_static_stub(test, netgpu_ifq_walk_break,
+				   ctx_stub_walk_close);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_get_stats(ctx_walk.ctx, &st), 0);
+	kunit_deactivate_static_stub(test, netgpu_ifq_walk_break);
+	wait_for_completion(&ctx_walk.closed);
+	if (ctx_walk.no_thread || !ctx_walk.started)
+		__fput_sync(ctx_walk.sq_file);
+
+	KUNIT_EXPECT_TRUE(test, ctx_walk.started);
+	KUNIT_EXPECT_TRUE(test, ctx_walk.waited);
+	KUNIT_EXPECT_EQ(test, st.bufs_user + st.bufs_cache + st.bufs_stack +
+			      st.bufs_nic, 1024);
+	KUNIT_EXPECT_TRUE(test, list_empty(&ctx_walk.ctx->sockqs));
+}
+
+static void ctx_mutex_lock(void *lock)
+{
+	mutex_lock(lock);
+}
+
+static void ctx_mutex_unlock(void *lock)
+{
+	mutex_unlock(lock);
+}
+
+/*
+ * Review 2 (medium): a context call waiting for the context's lock,
+ * which another thread holds, returns -EINTR at once on a fatal signal,
+ * having done nothing: ATTACH_DEV, ATTACH_REGION, DETACH_REGION,
+ * BIND_QUEUE, ATTACH_SOCKET; GET_STATS likewise behind another
+ * GET_STATS.  The same calls then go on as if never tried.
+ *
+ * ATTACH_DEV and BIND_QUEUE also wait for rtnl_lock, killably: an
+ * -EINTR alone does not say which wait gave up.  After each call the
+ * case checks that the holder has not let go yet, so the call cannot
+ * have got past the context's lock.
+ *
+ * Kills mutex_lock() instead of mutex_lock_killable() in ATTACH_DEV,
+ * ATTACH_REGION or BIND_QUEUE (mutants ctx-lock-unkillable-attach-dev,
+ * ctx-lock-unkillable-attach-region, ctx-lock-unkillable-bind) and in
+ * GET_STATS (stats-lock-unkillable): the call waits until the holder
+ * lets go on its own after 10 s, then returns, whatever it returns,
+ * with the holder's timed_out set.
+ */
+static void netgpu_ctx_test_calls_killed(struct kunit *test)
+{
+	struct netgpu_queue_geom geom = { .entries = 64, .entry_size = 8 };
+	struct netgpu_queue_geom rx = {
+		.entries = 64, .entry_size = sizeof(struct netgpu_rx_desc),
+	};
+	struct ctx_holder h = {
+		.lock = ctx_mutex_lock, .unlock = ctx_mutex_unlock,
+	};
+	struct ctx_bind_snap before;
+	struct netgpu_region *r;
+	struct netgpu_stats st;
+	struct netgpu_ctx *ctx;
+	struct mock_nic *nic;
+	struct file *file;
+	int id, fd;
+	u32 qid = 0;
+
+	if (!current->files)
+		kunit_skip(test, "Test requires: a file table");
+	ctx = ctx_nic_attached(test, &nic, &r);
+	/* A region of the area not attached to the context. */
+	ctx_region(test, ctx_user_mem(test, 1), 1, &id);
+	fd = ctx_install(test, ctx_tcp(test, false));
+	ctx_bind_snap(ctx, r, &before);
+
+	h.arg = &ctx->lock;
+	ctx_hold(test, &h);
+	allow_signal(SIGKILL);
+	send_sig(SIGKILL, current, 1);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_dev(ctx, &init_net,
+						    nic->ndev->ifindex),
+			-EINTR);
+	ctx_expect_still_held(test, &h, "ATTACH_DEV");
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test), id),
+			-EINTR);
+	ctx_expect_still_held(test, &h, "ATTACH_REGION");
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, ctx_mem(test), id),
+			-EINTR);
+	ctx_expect_still_held(test, &h, "DETACH_REGION");
+	file = netgpu_ctx_bind_queue(ctx, &qid, false, &geom);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(file), -EINTR);
+	ctx_expect_still_held(test, &h, "BIND_QUEUE");
+	/* A wrong success must not outlive the case (and fail its end). */
+	if (!IS_ERR(file))
+		__fput_sync(file);
+	file = netgpu_ctx_attach_socket(ctx, fd, &rx, NULL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(file), -EINTR);
+	ctx_expect_still_held(test, &h, "ATTACH_SOCKET");
+	if (!IS_ERR(file))
+		__fput_sync(file);
+	flush_signals(current);
+	disallow_signal(SIGKILL);
+	KUNIT_EXPECT_TRUE(test, ctx_unhold(&h));
+
+	h.arg = &ctx->stats_lock;
+	ctx_hold(test, &h);
+	allow_signal(SIGKILL);
+	send_sig(SIGKILL, current, 1);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_get_stats(ctx, &st), -EINTR);
+	ctx_expect_still_held(test, &h, "GET_STATS");
+	flush_signals(current);
+	disallow_signal(SIGKILL);
+	KUNIT_EXPECT_TRUE(test, ctx_unhold(&h));
+
+	/* Nothing was done: nothing bound, attached or held. */
+	ctx_expect_unbound(test, ctx, nic, r, &before, 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&ctx->sockqs));
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_detach_region(ctx, ctx_mem(test), id),
+			-ENOENT);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_attach_region(ctx, ctx_mem(test), id),
+			0);
+	KUNIT_EXPECT_EQ(test, netgpu_ctx_get_stats(ctx, &st), 0);
+	close_fd(fd);
 }
 
 /* netgpu_ctx_test_free_revoke_queued: the case's queue and what it saw. */
@@ -2264,7 +2699,8 @@ static int ctx_p2p_unbind_fn(void *unused)
 	netgpu_host_p2p_notify(NULL, BUS_NOTIFY_UNBIND_DRIVER,
 			       &ctx_p2p.pdev->dev);
 	current->kunit_test = NULL;
-	complete(&ctx_p2p.done);
+	/* For good: the case and its end action both wait for it. */
+	complete_all(&ctx_p2p.done);
 	return 0;
 }
 
@@ -2406,6 +2842,7 @@ static void netgpu_ctx_test_p2p_unbind(struct kunit *test)
 static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_lifetime),
 	KUNIT_CASE(netgpu_ctx_test_free_unmaps_unlocked),
+	KUNIT_CASE(netgpu_ctx_test_free_one_grace_period),
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_twice),
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_refused),
 	KUNIT_CASE(netgpu_ctx_test_attach_dev_netns),
@@ -2440,6 +2877,9 @@ static struct kunit_case ctx_test_cases[] = {
 	KUNIT_CASE(netgpu_ctx_test_bind_queue_killed),
 	KUNIT_CASE(netgpu_ctx_test_bind_queue_no_fd),
 	KUNIT_CASE(netgpu_ctx_test_revoke_other_region),
+	KUNIT_CASE(netgpu_ctx_test_stats_recv_unlocked),
+	KUNIT_CASE(netgpu_ctx_test_stats_walk_close),
+	KUNIT_CASE(netgpu_ctx_test_calls_killed),
 	KUNIT_CASE(netgpu_ctx_test_free_revoke_queued),
 	KUNIT_CASE(netgpu_ctx_test_p2p_unbind),
 #endif

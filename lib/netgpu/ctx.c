@@ -63,6 +63,7 @@ struct netgpu_ctx *netgpu_ctx_create(void)
 	refcount_set(&ctx->ref, 1);
 	ctx->id = atomic_inc_return(&netgpu_ctx_last_id);
 	mutex_init(&ctx->lock);
+	mutex_init(&ctx->stats_lock);
 	ctx->state = NETGPU_CTX_NEW;
 	INIT_LIST_HEAD(&ctx->node);
 	INIT_LIST_HEAD(&ctx->ifqs);
@@ -180,6 +181,16 @@ static void netgpu_ctx_region_revoked(struct netgpu_memctx *mc)
 
 #if IS_ENABLED(CONFIG_NETGPU_NIC)
 /*
+ * A queue was unlinked from @ctx's lists (under @ctx->lock): once a
+ * GET_STATS walk that may have found it there is over, it may be freed.
+ */
+static void netgpu_ctx_stats_barrier(struct netgpu_ctx *ctx)
+{
+	mutex_lock(&ctx->stats_lock);
+	mutex_unlock(&ctx->stats_lock);
+}
+
+/*
  * The file of @ifq was closed and the queue scrubbed: its returns and
  * the references its scrub took stay counted in @ctx (the queue itself
  * may live on in a pool, but is no longer the context's).
@@ -207,8 +218,12 @@ static int netgpu_ifq_file_release(struct inode *inode, struct file *file)
 	netgpu_ifq_unbind(qf->ifq);
 	rtnl_unlock();
 	mutex_unlock(&ctx->lock);
-	/* A RECV that found the queue under RCU has its own reference. */
+	/*
+	 * A RECV that found the queue under RCU has its own reference; a
+	 * GET_STATS walk may be reading it.
+	 */
 	synchronize_rcu();
+	netgpu_ctx_stats_barrier(ctx);
 
 	/* Unbound: no receive path hands buffers to user space any more. */
 	netgpu_ifq_scrub(qf->ifq);
@@ -427,6 +442,7 @@ static void netgpu_ctx_free(struct netgpu_ctx *ctx)
 	/* The memory context is released: no revocation queues it again. */
 	cancel_work_sync(&ctx->revoke_work);
 
+	mutex_destroy(&ctx->stats_lock);
 	mutex_destroy(&ctx->lock);
 	kfree(ctx);
 }
@@ -467,7 +483,7 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_put);
  * Return: 0; -EPERM without the capability; -ENODEV if @net has no such
  * device, or the context's device was unregistered; -EBUSY if a device is
  * attached already; -EOPNOTSUPP if the device has no DMA device; -EINTR
- * if killed while waiting for rtnl_lock.
+ * if killed while waiting for @ctx->lock or rtnl_lock.
  */
 int netgpu_ctx_attach_dev(struct netgpu_ctx *ctx, struct net *net,
 			  int ifindex)
@@ -480,7 +496,8 @@ int netgpu_ctx_attach_dev(struct netgpu_ctx *ctx, struct net *net,
 	if (!ns_capable(net->user_ns, CAP_NET_ADMIN))
 		return -EPERM;
 
-	mutex_lock(&ctx->lock);
+	if (mutex_lock_killable(&ctx->lock))
+		return -EINTR;
 	if (rtnl_lock_killable()) {
 		mutex_unlock(&ctx->lock);
 		return -EINTR;
@@ -533,7 +550,8 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_attach_dev);
  * attached (never, or it was unregistered) or the region is being
  * revoked; -EEXIST if the region, or one overlapping it, is attached
  * already; -ENOMEM; or the provider's map error (-EREMOTEIO: peer-to-peer
- * memory the device cannot reach).  On error nothing is left behind.
+ * memory the device cannot reach); -EINTR if killed while waiting for
+ * @ctx->lock.  On error nothing is left behind.
  */
 int netgpu_ctx_attach_region(struct netgpu_ctx *ctx, struct netgpu_mem *mem,
 			     u32 id)
@@ -546,7 +564,10 @@ int netgpu_ctx_attach_region(struct netgpu_ctx *ctx, struct netgpu_mem *mem,
 	if (IS_ERR(r))
 		return PTR_ERR(r);
 
-	mutex_lock(&ctx->lock);
+	if (mutex_lock_killable(&ctx->lock)) {
+		netgpu_region_put(r);
+		return -EINTR;
+	}
 	err = netgpu_ctx_check_attached(ctx);
 	if (!err)
 		err = netgpu_memctx_attach(&ctx->mc, r);
@@ -571,7 +592,8 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_attach_region);
  *
  * Return: 0; -ENOENT if @mem has no region @id or it is not attached to
  * @ctx; -ENODEV if no device is attached (never, or it was unregistered,
- * which detached every region); -EBUSY if a queue of @ctx holds it.
+ * which detached every region); -EBUSY if a queue of @ctx holds it;
+ * -EINTR if killed while waiting for @ctx->lock.
  */
 int netgpu_ctx_detach_region(struct netgpu_ctx *ctx, struct netgpu_mem *mem,
 			     u32 id)
@@ -583,7 +605,10 @@ int netgpu_ctx_detach_region(struct netgpu_ctx *ctx, struct netgpu_mem *mem,
 	if (IS_ERR(r))
 		return PTR_ERR(r);
 
-	mutex_lock(&ctx->lock);
+	if (mutex_lock_killable(&ctx->lock)) {
+		netgpu_region_put(r);
+		return -EINTR;
+	}
 	err = netgpu_ctx_check_attached(ctx);
 	if (!err && netgpu_ctx_queue_holds(ctx, r))
 		err = -EBUSY;
@@ -618,12 +643,15 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_detach_region);
  * descriptor, or fput()s it, which unbinds); ERR_PTR(-ENODEV) if no
  * device is attached, or a region was removed while the queue was made;
  * -EINVAL if @queue_id is not an rx queue of the device, for a bad
- * geometry or with no region attached; -EOPNOTSUPP if
+ * geometry or with no region attached; -E2BIG for a fill ring of more
+ * entries than a ring takes, or more buffers than a queue takes;
+ * -EOPNOTSUPP if
  * the device has no queue-management API (or the kernel no NIC
  * interface); -ENETDOWN if it is down; -EBUSY if a region is another
  * queue's, or (netgpu_ifq_bind()) the rx queue has an AF_XDP pool or no
- * queue is free; -EEXIST, -EPERM, -ENOMEM, -EINTR, or the driver's error
- * from the queue restart.  On error nothing is left behind and the rx
+ * queue is free; -EEXIST, -EPERM, -ENOMEM, -EINTR (killed while waiting
+ * for @ctx->lock or rtnl_lock), or the driver's error from the queue
+ * restart.  On error nothing is left behind and the rx
  * queue runs as before.
  */
 struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
@@ -639,10 +667,13 @@ struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
 	 * @ctx->lock across the whole call: the regions the queue holds
 	 * cannot be detached before it is bound (or gone).  Long (a queue
 	 * restart; on e1000e a link reset), and the context's other calls
-	 * wait (GET_STATS; not a RECV, which picks its copy queue under
-	 * RCU), but nothing waits for @ctx->lock holding rtnl_lock.
+	 * wait (not a RECV, which picks its copy queue under RCU, nor a
+	 * GET_STATS, which walks the queues under @ctx->stats_lock), but
+	 * nothing waits for @ctx->lock holding rtnl_lock, and a caller
+	 * killed while it waits returns.
 	 */
-	mutex_lock(&ctx->lock);
+	if (mutex_lock_killable(&ctx->lock))
+		return ERR_PTR(-EINTR);
 	err = netgpu_ctx_check_attached(ctx);
 	/* Racy against a change of the count: the NIC unit rechecks. */
 	if (!err && !any &&
@@ -674,8 +705,9 @@ static int netgpu_sockq_file_release(struct inode *inode, struct file *file)
 	struct netgpu_ctx *ctx = sq->ctx;
 
 	mutex_lock(&ctx->lock);
-	list_del(&sq->node);
+	list_del_rcu(&sq->node);
 	mutex_unlock(&ctx->lock);
+	netgpu_ctx_stats_barrier(ctx);
 	netgpu_sockq_destroy(sq);
 	netgpu_ctx_put(ctx);
 	return 0;
@@ -738,7 +770,7 @@ static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
 		return file;
 	}
 	netgpu_ctx_get(ctx);
-	list_add_tail(&sq->node, &ctx->sockqs);
+	list_add_tail_rcu(&sq->node, &ctx->sockqs);
 	return file;
 }
 
@@ -832,7 +864,7 @@ static struct file *netgpu_ctx_new_sockq(struct netgpu_ctx *ctx,
  * netgpu_sockq_check_attach() (-EXDEV for a socket of another network
  * namespace than the device's, -ENOTCONN for a listening socket or a
  * closed one with nothing to read); -EOPNOTSUPP without the NIC
- * interface; -ENOMEM.
+ * interface; -ENOMEM; -EINTR if killed while waiting for @ctx->lock.
  */
 struct file *netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
 				      struct netgpu_queue_geom *rx,
@@ -841,7 +873,8 @@ struct file *netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
 	struct file *sock_file, *file;
 	int err;
 
-	mutex_lock(&ctx->lock);
+	if (mutex_lock_killable(&ctx->lock))
+		return ERR_PTR(-EINTR);
 	err = netgpu_ctx_check_attached(ctx);
 	if (err) {
 		file = ERR_PTR(err);
@@ -874,24 +907,35 @@ EXPORT_SYMBOL_GPL(netgpu_ctx_attach_socket);
  * @stats: where to store them
  *
  * The sums over the context's interface and socket queues (all 0 with
- * none).  Works
- * on a dead context too: counters are of interest after the device went
- * away.
+ * none).  Works on a dead context too: counters are of interest after
+ * the device went away.
  *
- * Context: Process context, may sleep.  Takes @ctx->lock.
+ * Not under @ctx->lock, which a BIND_QUEUE holds while it waits for
+ * rtnl_lock (and an ATTACH_REGION across a mapping): the queues are
+ * walked under @ctx->stats_lock, which a queue's release takes after
+ * unlinking it and before freeing it.  Each queue's counters are read
+ * as its own fd's GET_STATS reads them, without the context.
+ *
+ * Context: Process context, may sleep.  Takes @ctx->stats_lock, then the
+ * interface queues' fill locks.
+ * Return: 0, or -EINTR if killed while waiting for another GET_STATS.
  */
-void netgpu_ctx_get_stats(struct netgpu_ctx *ctx, struct netgpu_stats *stats)
+int netgpu_ctx_get_stats(struct netgpu_ctx *ctx, struct netgpu_stats *stats)
 {
 	struct netgpu_ifq_file *qf;
 	struct netgpu_sockq *sq;
 
-	mutex_lock(&ctx->lock);
+	if (mutex_lock_killable(&ctx->stats_lock))
+		return -EINTR;
 	memset(stats, 0, sizeof(*stats));
-	list_for_each_entry(qf, &ctx->ifqs, node)
+	list_for_each_entry_rcu(qf, &ctx->ifqs, node,
+				lockdep_is_held(&ctx->stats_lock))
 		netgpu_ifq_get_stats(qf->ifq, stats);
-	list_for_each_entry(sq, &ctx->sockqs, node)
+	list_for_each_entry_rcu(sq, &ctx->sockqs, node,
+				lockdep_is_held(&ctx->stats_lock))
 		netgpu_sockq_get_stats(sq, stats);
-	mutex_unlock(&ctx->lock);
+	mutex_unlock(&ctx->stats_lock);
+	return 0;
 }
 EXPORT_SYMBOL_GPL(netgpu_ctx_get_stats);
 
@@ -998,8 +1042,8 @@ DEFINE_SHOW_ATTRIBUTE(netgpu_ifq_stuck);
  * unregister_netdevice() does not wait for their files to close.
  *
  * Without @ctx->lock: an ATTACH_REGION mapping 2^28 pages or waiting on
- * a dma-buf's fences, a BIND_QUEUE making its queue, a GET_STATS walking
- * every buffer hold it, and every rtnetlink user would wait behind them.
+ * a dma-buf's fences, a BIND_QUEUE making its queue hold it, and every
+ * rtnetlink user would wait behind them.
  * What this touches is rtnl_lock's too: the list, @ctx->netdev, the
  * queues' files (&netgpu_ctx.ifqs) and their states; @ctx->state is the
  * one field written here without @ctx->lock (&struct netgpu_ctx).

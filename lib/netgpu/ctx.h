@@ -51,8 +51,10 @@
  * every rtnetlink user on the machine waits for; NETDEV_UNREGISTER does
  * not take it.  The area's xa_lock stays a leaf: regions are
  * looked up (netgpu_mem_get_region()) before the context's lock is
- * taken.  Nothing here runs in atomic context; every entry point may
- * sleep.
+ * taken.  The ioctls wait for the context's lock killably (-EINTR),
+ * as for rtnl_lock.  GET_STATS takes neither: it walks the queues under
+ * &netgpu_ctx.stats_lock, a lock of its own.  Nothing here runs in
+ * atomic context; every entry point may sleep.
  *
  * The provider of a peer-to-peer region going away waits, under its PCI
  * device's lock (the bus notifier, host.c), for the revoke work of the
@@ -103,8 +105,14 @@ enum netgpu_ctx_state {
  *	@state is %NETGPU_CTX_ATTACHED
  * @ifqs: the interface queues' files, under rtnl_lock and @lock (either
  *	is enough to read; NETDEV_UNREGISTER reads it under rtnl_lock, a
- *	RECV under RCU alone)
- * @sockqs: the socket queues (&struct netgpu_sockq), under @lock
+ *	RECV under RCU alone, a GET_STATS under @stats_lock alone)
+ * @sockqs: the socket queues (&struct netgpu_sockq), under @lock (read
+ *	by a GET_STATS under @stats_lock alone)
+ * @stats_lock: Protects: the queues on @ifqs and @sockqs from being
+ *	freed while a GET_STATS walks them without @lock: a queue's
+ *	release takes it once after unlinking the queue, before freeing
+ *	it.  Ordering: taken with no other lock held; the queues' fill
+ *	locks nest inside.
  * @revoke_work: unbinds the queues holding a region that was revoked
  * @release_work: releases the memory side and drops the device after
  *	NETDEV_UNREGISTER, outside rtnl_lock (holds a reference)
@@ -128,6 +136,7 @@ struct netgpu_ctx {
 	struct list_head	node;
 	struct list_head	ifqs;
 	struct list_head	sockqs;
+	struct mutex		stats_lock;	/* walks of ifqs, sockqs */
 	struct work_struct	revoke_work;
 	struct work_struct	release_work;
 	u32			id;
@@ -179,7 +188,7 @@ struct file *netgpu_ctx_bind_queue(struct netgpu_ctx *ctx, u32 *queue_id,
 struct file *netgpu_ctx_attach_socket(struct netgpu_ctx *ctx, int sock_fd,
 				      struct netgpu_queue_geom *rx,
 				      struct netgpu_queue_geom *cq);
-void netgpu_ctx_get_stats(struct netgpu_ctx *ctx, struct netgpu_stats *stats);
+int netgpu_ctx_get_stats(struct netgpu_ctx *ctx, struct netgpu_stats *stats);
 
 int netgpu_ctx_init(void);
 void netgpu_ctx_exit(void);

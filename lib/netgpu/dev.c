@@ -363,10 +363,13 @@ static long netgpu_get_stats_user(struct netgpu_ctx *ctx, unsigned int cmd,
 				  void __user *uarg)
 {
 	struct netgpu_stats stats;
+	int err;
 
 	if (_IOC_SIZE(cmd) < NETGPU_STATS_SIZE_VER0)
 		return -EINVAL;
-	netgpu_ctx_get_stats(ctx, &stats);
+	err = netgpu_ctx_get_stats(ctx, &stats);
+	if (err)
+		return err;
 	return netgpu_put_arg(uarg, cmd, &stats, sizeof(stats));
 }
 

@@ -464,6 +464,23 @@ VISIBLE_IF_KUNIT void netgpu_memctx_revoke_done(struct netgpu_memctx *mc)
 }
 EXPORT_SYMBOL_IF_KUNIT(netgpu_memctx_revoke_done);
 
+/**
+ * netgpu_mem_synchronize_rcu() - wait for the lookups of unpublished pages
+ *
+ * synchronize_rcu(), the memory unit's every grace period.  Out of line
+ * so that a KUnit test can count them (kunit_activate_static_stub()):
+ * releasing a context waits for one, however many regions it detaches
+ * (review 2, LM2), and not under rtnl_lock.
+ *
+ * Context: Process context, may sleep; no spinlock or RCU read side held.
+ */
+VISIBLE_IF_KUNIT void netgpu_mem_synchronize_rcu(void)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_mem_synchronize_rcu);
+	synchronize_rcu();
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_mem_synchronize_rcu);
+
 /* Retire maps whose last attachment went; see netgpu_dmamap_retire(). */
 static void netgpu_dmamap_retire(struct netgpu_dmamap *map);
 
@@ -501,7 +518,7 @@ static void __netgpu_region_revoke(struct netgpu_region *r, bool unlink)
 	mutex_unlock(&r->lock);
 
 	/* Wait for lookups that found an attachment before it went. */
-	synchronize_rcu();
+	netgpu_mem_synchronize_rcu();
 
 	list_for_each_entry_safe(map, map_tmp, &maps, node) {
 		list_del(&map->node);
@@ -995,7 +1012,7 @@ err_put_map:
 	mutex_unlock(&mc->lock);
 	mutex_unlock(&r->lock);
 	/* Lookups may have seen part of what was published. */
-	synchronize_rcu();
+	netgpu_mem_synchronize_rcu();
 	if (map)
 		netgpu_dmamap_retire(map);
 	kfree(att);
@@ -1061,7 +1078,7 @@ int netgpu_memctx_detach(struct netgpu_memctx *mc, struct netgpu_region *r)
 	att = netgpu_memctx_unlink(mc, r, &map);
 	if (!att)
 		return -ENOENT;
-	synchronize_rcu();
+	netgpu_mem_synchronize_rcu();
 	if (map)
 		netgpu_dmamap_retire(map);
 	kfree(att);
@@ -1114,7 +1131,7 @@ void netgpu_memctx_release(struct netgpu_memctx *mc)
 		netgpu_region_put(r);
 	}
 	if (!list_empty(&gone))
-		synchronize_rcu();
+		netgpu_mem_synchronize_rcu();
 	list_for_each_entry_safe(att, tmp, &gone, mc_node) {
 		r = att->r;
 		if (att->map)

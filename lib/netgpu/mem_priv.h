@@ -51,6 +51,7 @@ extern const struct netgpu_mem_ops netgpu_dmabuf_ops;
 int netgpu_memctx_store(struct netgpu_memctx *mc, unsigned long index,
 			struct netgpu_mem_att *att);
 void netgpu_memctx_revoke_done(struct netgpu_memctx *mc);
+void netgpu_mem_synchronize_rcu(void);
 dma_addr_t netgpu_host_map_page(struct device *dev, struct page *page);
 void netgpu_host_unmap_page(struct device *dev, dma_addr_t dma);
 void netgpu_host_account_window(struct user_struct *user);

@@ -468,9 +468,12 @@ static bool netgpu_mp_release_netmem(struct page_pool *pp, netmem_ref nm)
 	 * The pool lets a buffer go at its last reference: user space,
 	 * each of whose references is one of the pool's, holds none.  One
 	 * it still held would reach the free list and then the NIC while
-	 * user space reads it.
+	 * user space reads it.  Counted per queue, and a warning at the
+	 * first of each queue: a pool's destroy may release thousands.
 	 */
-	WARN_ON_ONCE(atomic_read(&n->uref));
+	if (unlikely(atomic_read(&n->uref)))
+		WARN(atomic_inc_return(&ifq->released_held) == 1,
+		     "netgpu: a pool released a buffer user space holds\n");
 	/* net_mp_niov_clear_page_pool() */
 	n->niov.pp_magic = 0;
 	n->niov.pp = NULL;

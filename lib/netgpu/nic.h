@@ -217,6 +217,9 @@ enum netgpu_ifq_state {
  *	made (64 bits: never wraps); under @fill_lock
  * @in_pool: buffers that entered a pool from the free list and have not
  *	been released to it again
+ * @released_held: buffers a pool released while user space still held
+ *	them (an accounting bug; netgpu_mp_release_netmem() warns at the
+ *	first of each queue)
  * @scrubbed: the owner took every user reference back
  *	(netgpu_ifq_scrub()); no new one may be taken, as nothing would
  *	take it back.  Under @fill_lock.
@@ -247,6 +250,7 @@ struct netgpu_ifq {
 	struct netgpu_ifq_counters cnt;
 	u64			fill_pos;
 	atomic_t		in_pool;
+	atomic_t		released_held;
 	bool			scrubbed;
 	wait_queue_head_t	wait;
 	struct list_head	stuck;

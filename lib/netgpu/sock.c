@@ -565,9 +565,8 @@ EXPORT_SYMBOL_GPL(netgpu_sockq_mmap);
  * @sq: the queue
  * @st: the sums to add to
  *
- * Lockless (atomic counters): the context's lock, which GET_STATS holds
- * and every ioctl of the context waits for, is never held waiting for a
- * socket lock.
+ * Lockless (atomic counters): a context's GET_STATS, which walks its
+ * queues under &netgpu_ctx.stats_lock, never waits for a socket lock.
  *
  * Context: Any context.
  */

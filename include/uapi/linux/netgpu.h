@@ -575,8 +575,11 @@ struct netgpu_send {
 /*
  * ATTACH_DEV, ATTACH_REGION, DETACH_REGION return 0; BIND_QUEUE returns an
  * interface-queue fd and ATTACH_SOCKET a socket-queue fd (both O_CLOEXEC).
- * NETGPU_IOCTL_GET_STATS works on a context fd and on both kinds of queue
- * fd.
+ * Each waits for the context's other calls (one at a time) and
+ * ATTACH_DEV and BIND_QUEUE for rtnl_lock: a fatal signal meanwhile
+ * returns -EINTR with nothing done.  NETGPU_IOCTL_GET_STATS works on
+ * a context fd and on both kinds of queue fd; it does not wait for the
+ * context's other calls.
  */
 #define NETGPU_CTX_IOCTL_ATTACH_DEV \
 	_IOW(NETGPU_IOCTL_TYPE, 0x10, struct netgpu_attach_dev)
