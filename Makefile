@@ -178,7 +178,8 @@ torture-control: stage
 coverage: stage
 	@scripts/coverage
 
-# The ring protocol against tools/memory-model (kunit/litmus/): seconds.
+# The ring protocol and netdevsim's queue start against tools/memory-model
+# (kunit/litmus/): seconds.
 litmus: pristine
 	@scripts/litmus-check
 
