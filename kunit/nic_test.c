@@ -22,6 +22,7 @@
 #include <linux/ptr_ring.h>
 #include <linux/kthread.h>
 #include <linux/mman.h>
+#include <linux/netlink.h>
 #include <linux/net.h>
 #include <linux/poll.h>
 #include <linux/module.h>
@@ -1774,6 +1775,74 @@ static void nic_expect_stuck(struct kunit *test, struct nic_fix *f, int err,
 	KUNIT_EXPECT_STREQ(test, m.buf, want);
 }
 
+KUNIT_DEFINE_ACTION_WRAPPER(nic_sock_release, sock_release, struct socket *);
+
+/*
+ * A socket on the kernel's uevent multicast group (what udev listens
+ * to), closed at the end of the case.
+ */
+static struct socket *nic_uevent_sock(struct kunit *test)
+{
+	struct sockaddr_nl addr = {
+		.nl_family = AF_NETLINK,
+		.nl_groups = 1,
+	};
+	struct socket *sock;
+
+	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_NETLINK,
+					       SOCK_DGRAM,
+					       NETLINK_KOBJECT_UEVENT, &sock),
+			0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							nic_sock_release,
+							sock), 0);
+	KUNIT_ASSERT_EQ(test, kernel_bind(sock, (struct sockaddr *)&addr,
+					  sizeof(addr)), 0);
+	return sock;
+}
+
+/*
+ * The uevents queued on @sock since the last call that carry netgpu's
+ * keys, each as "<action> <its NETGPU_ keys>;", joined into @out.
+ */
+static void nic_uevents(struct kunit *test, struct socket *sock,
+			char *out, size_t size)
+{
+	size_t len = 2048;
+	char *buf = kunit_kzalloc(test, len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	out[0] = '\0';
+	for (;;) {
+		struct kvec iov = { .iov_base = buf, .iov_len = len - 1 };
+		struct msghdr msg = {};
+		bool ours = false;
+		char *p, *end;
+		int n;
+
+		n = kernel_recvmsg(sock, &msg, &iov, 1, len - 1, MSG_DONTWAIT);
+		if (n == -EAGAIN)
+			break;
+		KUNIT_ASSERT_GT(test, n, 0);
+		buf[n] = '\0';
+		end = buf + n;
+		/* "<action>@<devpath>", then NUL-separated KEY=VALUE pairs. */
+		p = buf + strlen(buf) + 1;
+		buf[strcspn(buf, "@")] = '\0';
+		for (; p < end; p += strlen(p) + 1) {
+			if (!str_has_prefix(p, "NETGPU_"))
+				continue;
+			if (!ours)
+				strlcat(out, buf, size);
+			ours = true;
+			strlcat(out, " ", size);
+			strlcat(out, p, size);
+		}
+		if (ours)
+			strlcat(out, ";", size);
+	}
+}
+
 static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 {
 	/* 64 + 16 buffers for the NIC; the host page is for copies. */
@@ -1786,6 +1855,8 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	struct netgpu_ifq *ifq;
 	struct page_pool *pp;
 	int i, n, id;
+	struct socket *uev;
+	char events[256];
 	u32 q = 0;
 
 	buf = mock_gpu_buf_create(test, orders, ARRAY_SIZE(orders));
@@ -1796,6 +1867,7 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	ifq = nic_new_ifq(test, f);
 	KUNIT_ASSERT_EQ(test, ifq->nr_bufs, 1 + PP_ALLOC_CACHE_REFILL + 16);
 	mock_nic_register(test, f->nic);
+	uev = nic_uevent_sock(test);
 	KUNIT_ASSERT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
 	pp = f->nic->pp;
 	/* One refill's batch, all with the "NIC": the pool's cache is empty. */
@@ -1819,6 +1891,9 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 1);
 	/* Visible to the administrator, not only as a netdev_warn(). */
 	nic_expect_stuck(test, f, -EIO, 1);
+	nic_uevents(test, uev, events, sizeof(events));
+	KUNIT_EXPECT_STREQ(test, events,
+			   "change NETGPU_RXQ=0 NETGPU_RXQ_STATE=stuck NETGPU_ERR=-5;");
 
 	/* The old pool asks for more: none, though the free list has 16. */
 	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
@@ -1831,6 +1906,8 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, f->nic->pp, pp);
 	KUNIT_EXPECT_PTR_EQ(test, ifq->netdev, f->nic->ndev);
 	nic_expect_stuck(test, f, -EIO, 2);
+	nic_uevents(test, uev, events, sizeof(events));
+	KUNIT_EXPECT_STREQ(test, events, "");
 
 	/* The next one restarts the queue: maps and device go. */
 	f->nic->fail_alloc = 0;
@@ -1838,6 +1915,9 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	nic_expect_plain_queue(test, f->nic);
 	KUNIT_EXPECT_NULL(test, ifq->netdev);
 	nic_expect_stuck(test, f, 0, 0);
+	nic_uevents(test, uev, events, sizeof(events));
+	KUNIT_EXPECT_STREQ(test, events,
+			   "change NETGPU_RXQ=0 NETGPU_RXQ_STATE=unbound;");
 	for (i = 0; i < n; i++)
 		page_pool_put_full_netmem(pp, nm[i], false);
 	netgpu_mem_flush();

@@ -17,6 +17,7 @@
 #include <linux/dma-direction.h>
 #include <linux/export.h>
 #include <linux/highmem.h>
+#include <linux/kobject.h>
 #include <linux/poll.h>
 #include <linux/netdevice.h>
 #include <linux/nospec.h>
@@ -1006,6 +1007,29 @@ static void netgpu_ifq_drop_dev(struct netgpu_ifq *ifq,
 	ifq->netdev = NULL;
 }
 
+/*
+ * Tell user space that @ifq's unbind could not restart its rx queue
+ * (@err, NETGPU_RXQ_STATE=stuck), or that a retry finally did or the
+ * device went down (@err 0, NETGPU_RXQ_STATE=unbound): a change event of
+ * the net device, with NETGPU_RXQ=<index> (netgpu.rst, "Unbinding").
+ * Only the transitions: the retries in between say nothing.
+ */
+static void netgpu_ifq_uevent(struct netgpu_ifq *ifq, int err)
+{
+	char rxq[32], state[32], errno_env[32];
+	char *envp[4] = {};
+
+	envp[0] = rxq;
+	envp[1] = state;
+	if (err)
+		envp[2] = errno_env;
+	snprintf(rxq, sizeof(rxq), "NETGPU_RXQ=%u", ifq->rxq);
+	snprintf(state, sizeof(state), "NETGPU_RXQ_STATE=%s",
+		 err ? "stuck" : "unbound");
+	snprintf(errno_env, sizeof(errno_env), "NETGPU_ERR=%d", err);
+	kobject_uevent_env(&ifq->netdev->dev.kobj, KOBJ_CHANGE, envp);
+}
+
 /**
  * netgpu_ifq_unbind() - restart the rx queue without netgpu
  * @ifq: the queue
@@ -1020,7 +1044,8 @@ static void netgpu_ifq_drop_dev(struct netgpu_ifq *ifq,
  * more buffers from @ifq, which keeps the device and the maps the pool
  * may still write through and retries the restart every second, until
  * it succeeds or the device goes (netgpu_ifq_netdev_gone()), whether or
- * not the queue's owner is still there.
+ * not the queue's owner is still there.  The failure and the end of it
+ * are change uevents of the device (NETGPU_RXQ_STATE=stuck, =unbound).
  *
  * Context: Process context, under rtnl_lock.
  */
@@ -1056,6 +1081,7 @@ void netgpu_ifq_unbind(struct netgpu_ifq *ifq)
 		ifq->stuck_tries = 1;
 		list_add_tail(&ifq->stuck, &netgpu_ifq_stuck);
 		queue_delayed_work(system_wq, &ifq->retry, NETGPU_IFQ_RETRY);
+		netgpu_ifq_uevent(ifq, err);
 		return;
 	}
 	/*
@@ -1100,6 +1126,7 @@ static void netgpu_ifq_retry_work(struct work_struct *work)
 			return;
 		}
 		list_del_init(&ifq->stuck);
+		netgpu_ifq_uevent(ifq, 0);
 		netgpu_ifq_unmap(ifq);
 		netgpu_ifq_drop_dev(ifq, NETGPU_IFQ_UNBOUND);
 	}
