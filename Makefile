@@ -180,7 +180,7 @@ coverage: stage
 
 # The ring protocol and netdevsim's queue start against tools/memory-model
 # (kunit/litmus/): seconds.
-litmus: pristine
+litmus: stage
 	@scripts/litmus-check
 
 # Other architectures, each its own minimal kernel and build directory
