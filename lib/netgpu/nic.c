@@ -37,6 +37,17 @@
 #include "nic.h"
 #include "queue.h"
 
+#define CREATE_TRACE_POINTS
+#include <trace/events/netgpu.h>
+
+EXPORT_TRACEPOINT_SYMBOL_GPL(netgpu_refill);
+EXPORT_TRACEPOINT_SYMBOL_GPL(netgpu_fill_reject);
+EXPORT_TRACEPOINT_SYMBOL_GPL(netgpu_starve);
+EXPORT_TRACEPOINT_SYMBOL_GPL(netgpu_rx_desc);
+EXPORT_TRACEPOINT_SYMBOL_GPL(netgpu_copy_fallback);
+EXPORT_TRACEPOINT_SYMBOL_GPL(netgpu_unbind);
+EXPORT_TRACEPOINT_SYMBOL_GPL(netgpu_scrub);
+
 static const struct memory_provider_ops netgpu_mp_ops;
 
 /* Buffers a walk over a queue's buffers visits between two breaks. */
@@ -281,18 +292,43 @@ static struct netgpu_niov *netgpu_ifq_find(struct netgpu_ifq *ifq, u64 addr,
 	return NULL;
 }
 
+/* A fill-ring entry at @addr skipped for @reason: counted and traced. */
+static void netgpu_ifq_fill_reject(struct netgpu_ifq *ifq, u64 addr,
+				   enum netgpu_fill_reason reason)
+{
+	switch (reason) {
+	case NETGPU_FILL_UNALIGNED:
+		ifq->cnt.unaligned++;
+		break;
+	case NETGPU_FILL_NO_REGION:
+		ifq->cnt.no_region++;
+		break;
+	case NETGPU_FILL_NEVER_GIVEN:
+		ifq->cnt.never_given++;
+		break;
+	case NETGPU_FILL_TWICE:
+		ifq->cnt.twice++;
+		break;
+	case NETGPU_FILL_IN_NIC:
+		ifq->cnt.in_nic++;
+		break;
+	case NETGPU_FILL_IN_STACK:
+		ifq->cnt.in_stack++;
+		break;
+	}
+	trace_netgpu_fill_reject(ifq->ifindex, ifq->rxq, addr, reason);
+}
+
 /* Why user space may not give @n back: it holds no reference on it. */
-static void netgpu_ifq_count_refused(struct netgpu_ifq *ifq,
-				     struct netgpu_niov *n)
+static enum netgpu_fill_reason netgpu_ifq_refused(struct netgpu_niov *n)
 {
 	if (READ_ONCE(n->returned))
-		ifq->cnt.twice++;
-	else if (!READ_ONCE(n->niov.pp))
-		ifq->cnt.never_given++;
-	else if (atomic_long_read(&n->niov.pp_ref_count) > 1)
-		ifq->cnt.in_stack++;
-	else
-		ifq->cnt.in_nic++;
+		return NETGPU_FILL_TWICE;
+	if (!READ_ONCE(n->niov.pp))
+		return NETGPU_FILL_NEVER_GIVEN;
+	if (atomic_long_read(&n->niov.pp_ref_count) > 1)
+		return NETGPU_FILL_IN_STACK;
+	return NETGPU_FILL_IN_NIC;
 }
 
 /*
@@ -310,18 +346,16 @@ static void netgpu_ifq_fill_one(struct netgpu_ifq *ifq, struct page_pool *pp,
 
 	n = netgpu_ifq_find(ifq, addr, &unaligned);
 	if (!n) {
-		if (unaligned)
-			ifq->cnt.unaligned++;
-		else
-			ifq->cnt.no_region++;
+		netgpu_ifq_fill_reject(ifq, addr, unaligned ?
+				       NETGPU_FILL_UNALIGNED :
+				       NETGPU_FILL_NO_REGION);
 		return;
 	}
 	err = netgpu_niov_put_uref_fill(ifq, n, pos);
-	if (err == -ESTALE) {
-		ifq->cnt.twice++;
-		return;
-	} else if (err) {
-		netgpu_ifq_count_refused(ifq, n);
+	if (err) {
+		netgpu_ifq_fill_reject(ifq, addr, err == -ESTALE ?
+				       NETGPU_FILL_TWICE :
+				       netgpu_ifq_refused(n));
 		return;
 	}
 	ifq->cnt.taken++;
@@ -445,8 +479,17 @@ static netmem_ref netgpu_mp_alloc_netmems(struct page_pool *pp, gfp_t gfp)
 	if (!netgpu_should_fail(NETGPU_FAIL_REFILL)) {
 		spin_lock_bh(&ifq->fill_lock);
 		if (ifq->state == NETGPU_IFQ_BOUND) {
+			u32 before = pp->alloc.count, filled;
+
 			netgpu_ifq_refill_fill(ifq, pp);
+			filled = pp->alloc.count;
 			netgpu_ifq_refill_free(ifq, pp);
+			trace_netgpu_refill(ifq->ifindex, ifq->rxq,
+					    filled - before,
+					    pp->alloc.count - filled,
+					    pp->alloc.count);
+			if (!pp->alloc.count)
+				trace_netgpu_starve(ifq->ifindex, ifq->rxq);
 		}
 		spin_unlock_bh(&ifq->fill_lock);
 	}
@@ -980,6 +1023,7 @@ int netgpu_ifq_bind(struct netgpu_ifq *ifq, struct net_device *dev,
 	netdev_hold(dev, &ifq->tracker, GFP_KERNEL);
 	ifq->netdev = dev;
 	ifq->rxq = idx;
+	ifq->ifindex = dev->ifindex;
 	*rxq = idx;
 	return 0;
 }
@@ -1069,6 +1113,7 @@ void netgpu_ifq_unbind(struct netgpu_ifq *ifq)
 				    "netgpu: rx queue %u not restarted: %d\n",
 				    ifq->rxq, err);
 	}
+	trace_netgpu_unbind(ifq->ifindex, ifq->rxq, err);
 	/*
 	 * A failed restart leaves the old pool with the NIC: keep the maps
 	 * and the device, retry, and let NETDEV_UNREGISTER find the queue
@@ -1126,6 +1171,7 @@ static void netgpu_ifq_retry_work(struct work_struct *work)
 			return;
 		}
 		list_del_init(&ifq->stuck);
+		trace_netgpu_unbind(ifq->ifindex, ifq->rxq, err);
 		netgpu_ifq_uevent(ifq, 0);
 		netgpu_ifq_unmap(ifq);
 		netgpu_ifq_drop_dev(ifq, NETGPU_IFQ_UNBOUND);
@@ -1322,6 +1368,7 @@ void netgpu_ifq_scrub(struct netgpu_ifq *ifq)
 	spin_lock_bh(&ifq->fill_lock);
 	ifq->cnt.scrubbed += scrubbed;
 	spin_unlock_bh(&ifq->fill_lock);
+	trace_netgpu_scrub(ifq->ifindex, ifq->rxq, scrubbed);
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_scrub);
 
