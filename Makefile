@@ -178,8 +178,9 @@ torture-control: stage
 coverage: stage
 	@scripts/coverage
 
-# The ring protocol against tools/memory-model (kunit/litmus/): seconds.
-litmus: pristine
+# The ring protocol and netdevsim's queue start against tools/memory-model
+# (kunit/litmus/): seconds.
+litmus: stage
 	@scripts/litmus-check
 
 # Other architectures, each its own minimal kernel and build directory

@@ -22,6 +22,7 @@
 #include <linux/ptr_ring.h>
 #include <linux/kthread.h>
 #include <linux/mman.h>
+#include <linux/netlink.h>
 #include <linux/net.h>
 #include <linux/poll.h>
 #include <linux/module.h>
@@ -34,6 +35,7 @@
 #include <net/netdev_rx_queue.h>
 #include <net/page_pool/helpers.h>
 #include <net/page_pool/memory_provider.h>
+#include <trace/events/netgpu.h>
 #include <uapi/linux/netgpu.h>
 
 #include "cache.h"
@@ -329,6 +331,163 @@ static struct netgpu_niov *nic_free_niov(struct netgpu_ifq *ifq)
 }
 
 /*
+ * What netgpu's tracepoints reported during a case, for one queue
+ * (@ifindex, as its tracepoints name it) or one context (@ctx): a probe
+ * on each, registered by nic_trace_start() until the case ends.  Each
+ * event is logged as a short "<event> <fields>;" record.
+ */
+struct nic_trace {
+	spinlock_t lock;	/* the log: probes run in any context */
+	int ifindex;
+	u32 ctx;
+	size_t len;
+	char log[512];
+};
+
+static __printf(2, 3) void nic_trace_log(struct nic_trace *t,
+					 const char *fmt, ...)
+{
+	unsigned long flags;
+	va_list ap;
+
+	spin_lock_irqsave(&t->lock, flags);
+	va_start(ap, fmt);
+	t->len += vscnprintf(t->log + t->len, sizeof(t->log) - t->len, fmt,
+			     ap);
+	va_end(ap);
+	spin_unlock_irqrestore(&t->lock, flags);
+}
+
+static void nic_tp_refill(void *data, int ifindex, u32 rxq, u32 from_fill,
+			  u32 from_free, u32 cached)
+{
+	struct nic_trace *t = data;
+
+	if (ifindex == t->ifindex)
+		nic_trace_log(t, "refill %u %u+%u=%u;", rxq, from_fill,
+			      from_free, cached);
+}
+
+static void nic_tp_fill_reject(void *data, int ifindex, u32 rxq, u64 addr,
+			       enum netgpu_fill_reason reason)
+{
+	struct nic_trace *t = data;
+
+	if (ifindex == t->ifindex)
+		nic_trace_log(t, "reject %u %#llx %d;", rxq, addr, reason);
+}
+
+static void nic_tp_starve(void *data, int ifindex, u32 rxq)
+{
+	struct nic_trace *t = data;
+
+	if (ifindex == t->ifindex)
+		nic_trace_log(t, "starve %u;", rxq);
+}
+
+static void nic_tp_rx_desc(void *data, u32 ctx, u64 addr, u32 len,
+			   u32 flags)
+{
+	struct nic_trace *t = data;
+
+	if (ctx == t->ctx)
+		nic_trace_log(t, "desc %#llx %u %u;", addr, len, flags);
+}
+
+static void nic_tp_copy_fallback(void *data, u32 ctx, u32 len, u32 copied)
+{
+	struct nic_trace *t = data;
+
+	if (ctx == t->ctx)
+		nic_trace_log(t, "copy %u/%u;", copied, len);
+}
+
+static void nic_tp_unbind(void *data, int ifindex, u32 rxq, int err)
+{
+	struct nic_trace *t = data;
+
+	if (ifindex == t->ifindex)
+		nic_trace_log(t, "unbind %u %d;", rxq, err);
+}
+
+static void nic_tp_scrub(void *data, int ifindex, u32 rxq, u64 scrubbed)
+{
+	struct nic_trace *t = data;
+
+	if (ifindex == t->ifindex)
+		nic_trace_log(t, "scrub %u %llu;", rxq, scrubbed);
+}
+
+static void nic_trace_stop(void *data)
+{
+	unregister_trace_netgpu_refill(nic_tp_refill, data);
+	unregister_trace_netgpu_fill_reject(nic_tp_fill_reject, data);
+	unregister_trace_netgpu_starve(nic_tp_starve, data);
+	unregister_trace_netgpu_rx_desc(nic_tp_rx_desc, data);
+	unregister_trace_netgpu_copy_fallback(nic_tp_copy_fallback, data);
+	unregister_trace_netgpu_unbind(nic_tp_unbind, data);
+	unregister_trace_netgpu_scrub(nic_tp_scrub, data);
+	tracepoint_synchronize_unregister();
+}
+
+static struct nic_trace *nic_trace_start(struct kunit *test, int ifindex,
+					 u32 ctx)
+{
+	struct nic_trace *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	spin_lock_init(&t->lock);
+	t->ifindex = ifindex;
+	t->ctx = ctx;
+	/* First, so that a failed registration unregisters the others. */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, nic_trace_stop,
+							t), 0);
+	KUNIT_ASSERT_EQ(test, register_trace_netgpu_refill(nic_tp_refill, t),
+			0);
+	KUNIT_ASSERT_EQ(test, register_trace_netgpu_fill_reject(nic_tp_fill_reject,
+								t), 0);
+	KUNIT_ASSERT_EQ(test, register_trace_netgpu_starve(nic_tp_starve, t),
+			0);
+	KUNIT_ASSERT_EQ(test, register_trace_netgpu_rx_desc(nic_tp_rx_desc, t),
+			0);
+	KUNIT_ASSERT_EQ(test,
+			register_trace_netgpu_copy_fallback(nic_tp_copy_fallback,
+							    t), 0);
+	KUNIT_ASSERT_EQ(test, register_trace_netgpu_unbind(nic_tp_unbind, t),
+			0);
+	KUNIT_ASSERT_EQ(test, register_trace_netgpu_scrub(nic_tp_scrub, t), 0);
+	return t;
+}
+
+/* The records logged since the last call. */
+static const char *nic_trace_take(struct kunit *test, struct nic_trace *t)
+{
+	char *log = kunit_kzalloc(test, sizeof(t->log), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, log);
+	spin_lock_irq(&t->lock);
+	memcpy(log, t->log, t->len);
+	t->len = 0;
+	spin_unlock_irq(&t->lock);
+	return log;
+}
+
+/* @fmt formatted, for an expectation of nic_trace_take(). */
+static __printf(2, 3) const char *nic_fmt(struct kunit *test,
+					  const char *fmt, ...)
+{
+	size_t size = sizeof_field(struct nic_trace, log);
+	char *s = kunit_kzalloc(test, size, GFP_KERNEL);
+	va_list ap;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	va_start(ap, fmt);
+	vsnprintf(s, size, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/*
  * Every reason a fill entry is refused, each counted once, none taken:
  * user space can give back only what it holds, and only once.
  */
@@ -340,8 +499,10 @@ static void netgpu_nic_test_fill_rejects(struct kunit *test)
 	netmem_ref nm[PP_ALLOC_CACHE_REFILL], got;
 	struct netgpu_stats st = {};
 	struct netgpu_niov *free;
+	struct nic_trace *t;
 	int i;
 
+	t = nic_trace_start(test, ifq->ifindex, U32_MAX);
 	/* The first refill takes one batch; the rest stays free. */
 	for (i = 0; i < PP_ALLOC_CACHE_REFILL; i++) {
 		nm[i] = mock_nic_alloc(pp);
@@ -349,6 +510,10 @@ static void netgpu_nic_test_fill_rejects(struct kunit *test)
 	}
 	free = nic_free_niov(ifq);
 	KUNIT_ASSERT_NOT_NULL(test, free);
+	KUNIT_EXPECT_STREQ(test, nic_trace_take(test, t),
+			   nic_fmt(test, "refill %u 0+%u=%u;", ifq->rxq,
+				   PP_ALLOC_CACHE_REFILL,
+				   PP_ALLOC_CACHE_REFILL));
 
 	nic_give_user(pp, nm[0]);
 	page_pool_ref_netmem(nm[2]);		/* the stack shares it */
@@ -376,6 +541,19 @@ static void netgpu_nic_test_fill_rejects(struct kunit *test)
 			st.fill_unaligned + st.fill_no_region +
 			st.fill_in_nic + st.fill_in_stack +
 			st.fill_never_given, 7);
+	/* Each refused entry traced with its reason, in ring order. */
+	KUNIT_EXPECT_STREQ(test, nic_trace_take(test, t),
+			   nic_fmt(test,
+				   "reject %u %#llx %d;reject %u %#llx %d;reject %u %#lx %d;reject %u %#llx %d;reject %u %#llx %d;reject %u %#llx %d;refill %u 1+16=17;",
+				   ifq->rxq, nic_addr(nm[0]), NETGPU_FILL_TWICE,
+				   ifq->rxq, nic_addr(nm[1]) + 64,
+				   NETGPU_FILL_UNALIGNED,
+				   ifq->rxq, PAGE_SIZE, NETGPU_FILL_NO_REGION,
+				   ifq->rxq, nic_addr(nm[1]), NETGPU_FILL_IN_NIC,
+				   ifq->rxq, nic_addr(nm[2]),
+				   NETGPU_FILL_IN_STACK,
+				   ifq->rxq, netgpu_niov_addr(free),
+				   NETGPU_FILL_NEVER_GIVEN, ifq->rxq));
 	/* What the refused entries named is where it was. */
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&netmem_to_net_iov(nm[2])->pp_ref_count),
 			2);
@@ -520,10 +698,12 @@ static void netgpu_nic_test_scrub(struct kunit *test)
 	struct nic_fix *f = nic_fix(test, 4);
 	struct netgpu_ifq *ifq = nic_ifq(test, f);
 	struct page_pool *pp = nic_pool(test, f, ifq);
+	struct nic_trace *t;
 	netmem_ref nm[4];
 	u64 scrubbed;
 	int i;
 
+	t = nic_trace_start(test, ifq->ifindex, U32_MAX);
 	for (i = 0; i < 4; i++) {
 		nm[i] = mock_nic_alloc(pp);
 		KUNIT_ASSERT_TRUE(test, nic_some(nm[i]));
@@ -537,7 +717,11 @@ static void netgpu_nic_test_scrub(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, mock_nic_alloc(pp) == nm[0]);
 	page_pool_put_full_netmem(pp, nm[0], false);
 
+	nic_trace_take(test, t);
 	netgpu_ifq_scrub(ifq);
+	/* Three buffers, one of them with two frags. */
+	KUNIT_EXPECT_STREQ(test, nic_trace_take(test, t),
+			   nic_fmt(test, "scrub %u 4;", ifq->rxq));
 	for (i = 0; i < 4; i++)
 		KUNIT_EXPECT_EQ(test,
 				atomic_read(&netgpu_niov_from_netmem(nm[i])->uref),
@@ -547,9 +731,18 @@ static void netgpu_nic_test_scrub(struct kunit *test)
 	/* Every buffer is the pool's again, and none twice. */
 	for (i = 0; i < 4; i++)
 		KUNIT_EXPECT_TRUE(test, nic_alloc_into(pp, &nm[i]));
-	/* A fill entry after the scrub is refused: user space holds none. */
+	/*
+	 * A fill entry after the scrub is refused: user space holds none.
+	 * With every buffer out the refill finds nothing: starved.
+	 */
+	nic_trace_take(test, t);
 	mock_nic_fill(ifq, scrubbed);
 	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
+	KUNIT_EXPECT_STREQ(test, nic_trace_take(test, t),
+			   nic_fmt(test,
+				   "reject %u %#llx %d;refill %u 0+0=0;starve %u;",
+				   ifq->rxq, scrubbed, NETGPU_FILL_IN_NIC,
+				   ifq->rxq, ifq->rxq));
 	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
 	KUNIT_EXPECT_EQ(test, ifq->cnt.in_nic, 1);
 	for (i = 0; i < 4; i++)
@@ -1774,6 +1967,74 @@ static void nic_expect_stuck(struct kunit *test, struct nic_fix *f, int err,
 	KUNIT_EXPECT_STREQ(test, m.buf, want);
 }
 
+KUNIT_DEFINE_ACTION_WRAPPER(nic_sock_release, sock_release, struct socket *);
+
+/*
+ * A socket on the kernel's uevent multicast group (what udev listens
+ * to), closed at the end of the case.
+ */
+static struct socket *nic_uevent_sock(struct kunit *test)
+{
+	struct sockaddr_nl addr = {
+		.nl_family = AF_NETLINK,
+		.nl_groups = 1,
+	};
+	struct socket *sock;
+
+	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_NETLINK,
+					       SOCK_DGRAM,
+					       NETLINK_KOBJECT_UEVENT, &sock),
+			0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							nic_sock_release,
+							sock), 0);
+	KUNIT_ASSERT_EQ(test, kernel_bind(sock, (struct sockaddr *)&addr,
+					  sizeof(addr)), 0);
+	return sock;
+}
+
+/*
+ * The uevents queued on @sock since the last call that carry netgpu's
+ * keys, each as "<action> <its NETGPU_ keys>;", joined into @out.
+ */
+static void nic_uevents(struct kunit *test, struct socket *sock,
+			char *out, size_t size)
+{
+	size_t len = 2048;
+	char *buf = kunit_kzalloc(test, len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	out[0] = '\0';
+	for (;;) {
+		struct kvec iov = { .iov_base = buf, .iov_len = len - 1 };
+		struct msghdr msg = {};
+		bool ours = false;
+		char *p, *end;
+		int n;
+
+		n = kernel_recvmsg(sock, &msg, &iov, 1, len - 1, MSG_DONTWAIT);
+		if (n == -EAGAIN)
+			break;
+		KUNIT_ASSERT_GT(test, n, 0);
+		buf[n] = '\0';
+		end = buf + n;
+		/* "<action>@<devpath>", then NUL-separated KEY=VALUE pairs. */
+		p = buf + strlen(buf) + 1;
+		buf[strcspn(buf, "@")] = '\0';
+		for (; p < end; p += strlen(p) + 1) {
+			if (!str_has_prefix(p, "NETGPU_"))
+				continue;
+			if (!ours)
+				strlcat(out, buf, size);
+			ours = true;
+			strlcat(out, " ", size);
+			strlcat(out, p, size);
+		}
+		if (ours)
+			strlcat(out, ";", size);
+	}
+}
+
 static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 {
 	/* 64 + 16 buffers for the NIC; the host page is for copies. */
@@ -1786,6 +2047,9 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	struct netgpu_ifq *ifq;
 	struct page_pool *pp;
 	int i, n, id;
+	struct nic_trace *t;
+	struct socket *uev;
+	char events[256];
 	u32 q = 0;
 
 	buf = mock_gpu_buf_create(test, orders, ARRAY_SIZE(orders));
@@ -1796,6 +2060,7 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	ifq = nic_new_ifq(test, f);
 	KUNIT_ASSERT_EQ(test, ifq->nr_bufs, 1 + PP_ALLOC_CACHE_REFILL + 16);
 	mock_nic_register(test, f->nic);
+	uev = nic_uevent_sock(test);
 	KUNIT_ASSERT_EQ(test, nic_bind(ifq, f->nic, &q, false), 0);
 	pp = f->nic->pp;
 	/* One refill's batch, all with the "NIC": the pool's cache is empty. */
@@ -1807,9 +2072,11 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	netgpu_mem_flush();
 	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 1);
 
+	t = nic_trace_start(test, f->nic->ndev->ifindex, U32_MAX);
 	f->nic->fail_alloc = -EIO;
 	nic_unbind(ifq);
 	netgpu_mem_flush();
+	KUNIT_EXPECT_STREQ(test, nic_trace_take(test, t), "unbind 0 -5;");
 	KUNIT_EXPECT_EQ(test, ifq->state, NETGPU_IFQ_UNBOUND);
 	KUNIT_EXPECT_PTR_EQ(test, ifq->netdev, f->nic->ndev);
 	KUNIT_EXPECT_NULL(test,
@@ -1819,6 +2086,9 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&buf->mappings), 1);
 	/* Visible to the administrator, not only as a netdev_warn(). */
 	nic_expect_stuck(test, f, -EIO, 1);
+	nic_uevents(test, uev, events, sizeof(events));
+	KUNIT_EXPECT_STREQ(test, events,
+			   "change NETGPU_RXQ=0 NETGPU_RXQ_STATE=stuck NETGPU_ERR=-5;");
 
 	/* The old pool asks for more: none, though the free list has 16. */
 	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
@@ -1831,6 +2101,9 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, f->nic->pp, pp);
 	KUNIT_EXPECT_PTR_EQ(test, ifq->netdev, f->nic->ndev);
 	nic_expect_stuck(test, f, -EIO, 2);
+	nic_uevents(test, uev, events, sizeof(events));
+	KUNIT_EXPECT_STREQ(test, events, "");
+	KUNIT_EXPECT_STREQ(test, nic_trace_take(test, t), "");
 
 	/* The next one restarts the queue: maps and device go. */
 	f->nic->fail_alloc = 0;
@@ -1838,6 +2111,10 @@ static void netgpu_nic_test_unbind_restart_fails(struct kunit *test)
 	nic_expect_plain_queue(test, f->nic);
 	KUNIT_EXPECT_NULL(test, ifq->netdev);
 	nic_expect_stuck(test, f, 0, 0);
+	nic_uevents(test, uev, events, sizeof(events));
+	KUNIT_EXPECT_STREQ(test, events,
+			   "change NETGPU_RXQ=0 NETGPU_RXQ_STATE=unbound;");
+	KUNIT_EXPECT_STREQ(test, nic_trace_take(test, t), "unbind 0 0;");
 	for (i = 0; i < n; i++)
 		page_pool_put_full_netmem(pp, nm[i], false);
 	netgpu_mem_flush();
@@ -2376,10 +2653,13 @@ static void netgpu_sock_test_copy(struct kunit *test)
 	netmem_ref nm, rest[PP_ALLOC_CACHE_REFILL];
 	struct netgpu_rx_desc d[5];
 	struct netgpu_stats st = {};
+	struct nic_trace *t;
 	struct sk_buff *skb;
 	struct page *page;
 	int i, n;
 
+	/* Only the socket queue's events: no queue is named INT_MIN. */
+	t = nic_trace_start(test, INT_MIN, s->sq.ctx->id);
 	s->st.copy = ifq;
 	/* 100 bytes of linear data, then netgpu's frag (an unsplit header). */
 	skb = sock_plain_skb(test, data, 100, 0);
@@ -2413,6 +2693,12 @@ static void netgpu_sock_test_copy(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, d[4].flags, NETGPU_RX_DESC_COPY);
 	KUNIT_EXPECT_EQ(test, d[4].len, 30);
 	sock_expect_user(test, d[4].addr, data, 30);
+	/* Each descriptor, and each run of readable bytes with its copies. */
+	KUNIT_EXPECT_STREQ(test, nic_trace_take(test, t),
+			   nic_fmt(test,
+				   "desc %#llx 100 %u;copy 100/100;desc %#llx 50 0;desc %#llx 30 %u;copy 30/30;",
+				   d[0].addr, NETGPU_RX_DESC_COPY, d[1].addr,
+				   d[4].addr, NETGPU_RX_DESC_COPY));
 	kfree_skb(skb);
 
 	/* A page of readable data in two parts: two buffers. */

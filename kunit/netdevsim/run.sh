@@ -653,12 +653,43 @@ case_netgpu_unbind() {
 # closes, checking every byte of the nsim_tcp stream where the
 # descriptors say it is (dma-bufs through their own mmap()).
 
+# ng_trace on|off: every netgpu tracepoint into the ring buffer, emptied
+# at "on" (overwrite mode keeps the newest events of a long stream).
+ng_trace() {
+	if [ "$1" = on ]; then
+		[ -d $TRACE/events ] || mount -t tracefs nodev $TRACE
+		: > $TRACE/trace && echo 1 > $TRACE/events/netgpu/enable
+	else
+		echo 0 > $TRACE/events/netgpu/enable
+	fi
+}
+
+# ng_trace_saw <ifindex>: the stream's queue (rxq 0 of <ifindex>) was
+# refilled, a descriptor written, and the queue unbound with its restart
+# done (err=0) when netgpu-rx closed it; each record as netgpu.rst
+# documents it.
+ng_trace_saw() {
+	local t=$TRACE/trace
+	grep -qE "netgpu_refill: ifindex=$1 rxq=0 fill=[0-9]+ free=[0-9]+ cached=[0-9]+$" $t &&
+		grep -qE 'netgpu_rx_desc: ctx=[0-9]+ addr=0x[0-9a-f]+ len=[0-9]+ flags=0x[01]$' $t &&
+		grep -qE "netgpu_unbind: ifindex=$1 rxq=0 err=0$" $t || {
+		echo "# netgpu trace: $(grep -c netgpu_ $t) records; the last:"
+		grep netgpu_ $t | tail -3 | sed 's/^/#   /'
+		return 1
+	}
+}
+
 case_netgpu_rx_host() {
-	local p0
+	local p0 ifindex
 	echo 1 > $A_DFS/rx_split
 	p0=$(counter rx_split_packets)
+	ifindex=$(in_a ip -o link show dev "$IF_A" | cut -d: -f1)
+	ng_trace on
 	ktap_check "netgpu-rx: $RX_BYTES bytes over IPv4 into host memory, every byte checked" \
 		ngrx netgpu_rx_host "$RX_BYTES" $((SEED + 30)) -m host -s 16
+	ng_trace off
+	ktap_check "tracefs: the stream's refills, descriptors and unbind (netgpu:*)" \
+		ng_trace_saw "$ifindex"
 	ktap_check "the device split the packets (rx_split_packets grew)" \
 		test "$(counter rx_split_packets)" -gt "$p0"
 	ktap_check "closing netgpu-rx leaves no page pool behind" ngrx_pools_gone

@@ -17,6 +17,7 @@
 #include <linux/dma-direction.h>
 #include <linux/export.h>
 #include <linux/highmem.h>
+#include <linux/kobject.h>
 #include <linux/poll.h>
 #include <linux/netdevice.h>
 #include <linux/nospec.h>
@@ -35,6 +36,17 @@
 #include "mem.h"
 #include "nic.h"
 #include "queue.h"
+
+#define CREATE_TRACE_POINTS
+#include <trace/events/netgpu.h>
+
+EXPORT_TRACEPOINT_SYMBOL_GPL(netgpu_refill);
+EXPORT_TRACEPOINT_SYMBOL_GPL(netgpu_fill_reject);
+EXPORT_TRACEPOINT_SYMBOL_GPL(netgpu_starve);
+EXPORT_TRACEPOINT_SYMBOL_GPL(netgpu_rx_desc);
+EXPORT_TRACEPOINT_SYMBOL_GPL(netgpu_copy_fallback);
+EXPORT_TRACEPOINT_SYMBOL_GPL(netgpu_unbind);
+EXPORT_TRACEPOINT_SYMBOL_GPL(netgpu_scrub);
 
 static const struct memory_provider_ops netgpu_mp_ops;
 
@@ -280,18 +292,43 @@ static struct netgpu_niov *netgpu_ifq_find(struct netgpu_ifq *ifq, u64 addr,
 	return NULL;
 }
 
+/* A fill-ring entry at @addr skipped for @reason: counted and traced. */
+static void netgpu_ifq_fill_reject(struct netgpu_ifq *ifq, u64 addr,
+				   enum netgpu_fill_reason reason)
+{
+	switch (reason) {
+	case NETGPU_FILL_UNALIGNED:
+		ifq->cnt.unaligned++;
+		break;
+	case NETGPU_FILL_NO_REGION:
+		ifq->cnt.no_region++;
+		break;
+	case NETGPU_FILL_NEVER_GIVEN:
+		ifq->cnt.never_given++;
+		break;
+	case NETGPU_FILL_TWICE:
+		ifq->cnt.twice++;
+		break;
+	case NETGPU_FILL_IN_NIC:
+		ifq->cnt.in_nic++;
+		break;
+	case NETGPU_FILL_IN_STACK:
+		ifq->cnt.in_stack++;
+		break;
+	}
+	trace_netgpu_fill_reject(ifq->ifindex, ifq->rxq, addr, reason);
+}
+
 /* Why user space may not give @n back: it holds no reference on it. */
-static void netgpu_ifq_count_refused(struct netgpu_ifq *ifq,
-				     struct netgpu_niov *n)
+static enum netgpu_fill_reason netgpu_ifq_refused(struct netgpu_niov *n)
 {
 	if (READ_ONCE(n->returned))
-		ifq->cnt.twice++;
-	else if (!READ_ONCE(n->niov.pp))
-		ifq->cnt.never_given++;
-	else if (atomic_long_read(&n->niov.pp_ref_count) > 1)
-		ifq->cnt.in_stack++;
-	else
-		ifq->cnt.in_nic++;
+		return NETGPU_FILL_TWICE;
+	if (!READ_ONCE(n->niov.pp))
+		return NETGPU_FILL_NEVER_GIVEN;
+	if (atomic_long_read(&n->niov.pp_ref_count) > 1)
+		return NETGPU_FILL_IN_STACK;
+	return NETGPU_FILL_IN_NIC;
 }
 
 /*
@@ -309,18 +346,16 @@ static void netgpu_ifq_fill_one(struct netgpu_ifq *ifq, struct page_pool *pp,
 
 	n = netgpu_ifq_find(ifq, addr, &unaligned);
 	if (!n) {
-		if (unaligned)
-			ifq->cnt.unaligned++;
-		else
-			ifq->cnt.no_region++;
+		netgpu_ifq_fill_reject(ifq, addr, unaligned ?
+				       NETGPU_FILL_UNALIGNED :
+				       NETGPU_FILL_NO_REGION);
 		return;
 	}
 	err = netgpu_niov_put_uref_fill(ifq, n, pos);
-	if (err == -ESTALE) {
-		ifq->cnt.twice++;
-		return;
-	} else if (err) {
-		netgpu_ifq_count_refused(ifq, n);
+	if (err) {
+		netgpu_ifq_fill_reject(ifq, addr, err == -ESTALE ?
+				       NETGPU_FILL_TWICE :
+				       netgpu_ifq_refused(n));
 		return;
 	}
 	ifq->cnt.taken++;
@@ -444,8 +479,17 @@ static netmem_ref netgpu_mp_alloc_netmems(struct page_pool *pp, gfp_t gfp)
 	if (!netgpu_should_fail(NETGPU_FAIL_REFILL)) {
 		spin_lock_bh(&ifq->fill_lock);
 		if (ifq->state == NETGPU_IFQ_BOUND) {
+			u32 before = pp->alloc.count, filled;
+
 			netgpu_ifq_refill_fill(ifq, pp);
+			filled = pp->alloc.count;
 			netgpu_ifq_refill_free(ifq, pp);
+			trace_netgpu_refill(ifq->ifindex, ifq->rxq,
+					    filled - before,
+					    pp->alloc.count - filled,
+					    pp->alloc.count);
+			if (!pp->alloc.count)
+				trace_netgpu_starve(ifq->ifindex, ifq->rxq);
 		}
 		spin_unlock_bh(&ifq->fill_lock);
 	}
@@ -979,6 +1023,7 @@ int netgpu_ifq_bind(struct netgpu_ifq *ifq, struct net_device *dev,
 	netdev_hold(dev, &ifq->tracker, GFP_KERNEL);
 	ifq->netdev = dev;
 	ifq->rxq = idx;
+	ifq->ifindex = dev->ifindex;
 	*rxq = idx;
 	return 0;
 }
@@ -1006,6 +1051,29 @@ static void netgpu_ifq_drop_dev(struct netgpu_ifq *ifq,
 	ifq->netdev = NULL;
 }
 
+/*
+ * Tell user space that @ifq's unbind could not restart its rx queue
+ * (@err, NETGPU_RXQ_STATE=stuck), or that a retry finally did or the
+ * device went down (@err 0, NETGPU_RXQ_STATE=unbound): a change event of
+ * the net device, with NETGPU_RXQ=<index> (netgpu.rst, "Unbinding").
+ * Only the transitions: the retries in between say nothing.
+ */
+static void netgpu_ifq_uevent(struct netgpu_ifq *ifq, int err)
+{
+	char rxq[32], state[32], errno_env[32];
+	char *envp[4] = {};
+
+	envp[0] = rxq;
+	envp[1] = state;
+	if (err)
+		envp[2] = errno_env;
+	snprintf(rxq, sizeof(rxq), "NETGPU_RXQ=%u", ifq->rxq);
+	snprintf(state, sizeof(state), "NETGPU_RXQ_STATE=%s",
+		 err ? "stuck" : "unbound");
+	snprintf(errno_env, sizeof(errno_env), "NETGPU_ERR=%d", err);
+	kobject_uevent_env(&ifq->netdev->dev.kobj, KOBJ_CHANGE, envp);
+}
+
 /**
  * netgpu_ifq_unbind() - restart the rx queue without netgpu
  * @ifq: the queue
@@ -1020,7 +1088,8 @@ static void netgpu_ifq_drop_dev(struct netgpu_ifq *ifq,
  * more buffers from @ifq, which keeps the device and the maps the pool
  * may still write through and retries the restart every second, until
  * it succeeds or the device goes (netgpu_ifq_netdev_gone()), whether or
- * not the queue's owner is still there.
+ * not the queue's owner is still there.  The failure and the end of it
+ * are change uevents of the device (NETGPU_RXQ_STATE=stuck, =unbound).
  *
  * Context: Process context, under rtnl_lock.
  */
@@ -1044,6 +1113,7 @@ void netgpu_ifq_unbind(struct netgpu_ifq *ifq)
 				    "netgpu: rx queue %u not restarted: %d\n",
 				    ifq->rxq, err);
 	}
+	trace_netgpu_unbind(ifq->ifindex, ifq->rxq, err);
 	/*
 	 * A failed restart leaves the old pool with the NIC: keep the maps
 	 * and the device, retry, and let NETDEV_UNREGISTER find the queue
@@ -1056,6 +1126,7 @@ void netgpu_ifq_unbind(struct netgpu_ifq *ifq)
 		ifq->stuck_tries = 1;
 		list_add_tail(&ifq->stuck, &netgpu_ifq_stuck);
 		queue_delayed_work(system_wq, &ifq->retry, NETGPU_IFQ_RETRY);
+		netgpu_ifq_uevent(ifq, err);
 		return;
 	}
 	/*
@@ -1100,6 +1171,8 @@ static void netgpu_ifq_retry_work(struct work_struct *work)
 			return;
 		}
 		list_del_init(&ifq->stuck);
+		trace_netgpu_unbind(ifq->ifindex, ifq->rxq, err);
+		netgpu_ifq_uevent(ifq, 0);
 		netgpu_ifq_unmap(ifq);
 		netgpu_ifq_drop_dev(ifq, NETGPU_IFQ_UNBOUND);
 	}
@@ -1295,6 +1368,7 @@ void netgpu_ifq_scrub(struct netgpu_ifq *ifq)
 	spin_lock_bh(&ifq->fill_lock);
 	ifq->cnt.scrubbed += scrubbed;
 	spin_unlock_bh(&ifq->fill_lock);
+	trace_netgpu_scrub(ifq->ifindex, ifq->rxq, scrubbed);
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_scrub);
 

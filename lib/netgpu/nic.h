@@ -238,6 +238,7 @@ struct netgpu_ifq {
 	struct net_device	*netdev;
 	netdevice_tracker	tracker;
 	u32			rxq;
+	int			ifindex;	/* tracepoints: of the last bind */
 	struct device		*dma_dev;
 	struct netgpu_ifq_area	*areas;
 	u32			nr_areas;

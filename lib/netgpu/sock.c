@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 #include <net/sock.h>
 #include <net/tcp.h>
+#include <trace/events/netgpu.h>
 #include <uapi/linux/netgpu.h>
 
 #include "ctx.h"
@@ -165,6 +166,7 @@ static void netgpu_recv_post(struct netgpu_recv_state *st,
 			     const struct netgpu_rx_desc *d)
 {
 	WARN_ON_ONCE(netgpu_queue_prod_reserve_desc(st->sq->rx, d));
+	trace_netgpu_rx_desc(st->sq->ctx->id, d->addr, d->len, d->flags);
 	/* At once, not after the pass: the accounting counts handouts. */
 	atomic64_inc(&st->sq->ctx->descs);
 	st->descs++;
@@ -213,6 +215,7 @@ static int netgpu_recv_readable(struct netgpu_recv_state *st,
 
 	if (!st->copy) {
 		netgpu_recv_no_copy(st, head);
+		trace_netgpu_copy_fallback(st->sq->ctx->id, len, 0);
 		return 0;
 	}
 	while (done < len && !netgpu_recv_ring_full(st)) {
@@ -234,6 +237,7 @@ static int netgpu_recv_readable(struct netgpu_recv_state *st,
 		netgpu_recv_post(st, &d);
 		done += ret;
 	}
+	trace_netgpu_copy_fallback(st->sq->ctx->id, len, done);
 	return done;
 }
 
