@@ -1011,7 +1011,13 @@ int netgpu_ifq_bind(struct netgpu_ifq *ifq, struct net_device *dev,
 
 	q = __netif_get_rx_queue(dev, idx);
 	netgpu_ifq_set_mp_params(ifq, &q->mp_params);
-	/* The driver's new pool refills while the queue restarts. */
+	/*
+	 * The driver's new pool refills while the queue restarts: the names
+	 * its tracepoints give the queue are set first, published with the
+	 * state under the fill lock.
+	 */
+	ifq->rxq = idx;
+	ifq->ifindex = dev->ifindex;
 	netgpu_ifq_set_state(ifq, NETGPU_IFQ_BOUND);
 	err = netdev_rx_queue_restart(dev, idx);
 	if (err) {
@@ -1022,8 +1028,6 @@ int netgpu_ifq_bind(struct netgpu_ifq *ifq, struct net_device *dev,
 	}
 	netdev_hold(dev, &ifq->tracker, GFP_KERNEL);
 	ifq->netdev = dev;
-	ifq->rxq = idx;
-	ifq->ifindex = dev->ifindex;
 	*rxq = idx;
 	return 0;
 }
@@ -1237,6 +1241,7 @@ void netgpu_ifq_netdev_gone(struct net_device *dev)
 		if (ifq->netdev != dev)
 			continue;
 		list_del_init(&ifq->stuck);
+		trace_netgpu_unbind(ifq->ifindex, ifq->rxq, -ENODEV);
 		netgpu_ifq_unmap(ifq);
 		netgpu_ifq_drop_dev(ifq, NETGPU_IFQ_DEAD);
 		/*
@@ -1311,6 +1316,7 @@ void netgpu_ifq_dev_gone(struct netgpu_ifq *ifq)
 	if (ifq->state == NETGPU_IFQ_BOUND) {
 		netgpu_ifq_clear_rxq(ifq);
 		netgpu_ifq_drop_dev(ifq, NETGPU_IFQ_DEAD);
+		trace_netgpu_unbind(ifq->ifindex, ifq->rxq, -ENODEV);
 	} else {
 		netgpu_ifq_set_state(ifq, NETGPU_IFQ_DEAD);
 	}

@@ -165,8 +165,9 @@ EXPORT_SYMBOL_GPL(netgpu_sockq_destroy);
 static void netgpu_recv_post(struct netgpu_recv_state *st,
 			     const struct netgpu_rx_desc *d)
 {
-	WARN_ON_ONCE(netgpu_queue_prod_reserve_desc(st->sq->rx, d));
-	trace_netgpu_rx_desc(st->sq->ctx->id, d->addr, d->len, d->flags);
+	if (!WARN_ON_ONCE(netgpu_queue_prod_reserve_desc(st->sq->rx, d)))
+		trace_netgpu_rx_desc(st->sq->ctx->id, d->addr, d->len,
+				     d->flags);
 	/* At once, not after the pass: the accounting counts handouts. */
 	atomic64_inc(&st->sq->ctx->descs);
 	st->descs++;

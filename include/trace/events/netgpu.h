@@ -161,7 +161,8 @@ TRACE_EVENT(netgpu_copy_fallback,
  * A bound queue unbound: @err is its rx queue's restart (0 also for a
  * device that is down: nothing to restart; any other error leaves the
  * queue stuck, retried every second, and the retry that restarts it at
- * last traces again, with 0 or -ENETDOWN).
+ * last traces again, with 0 or -ENETDOWN), or -ENODEV for a queue, bound
+ * or stuck, whose device went away.
  */
 TRACE_EVENT(netgpu_unbind,
 	TP_PROTO(int ifindex, u32 rxq, int err),
