@@ -1031,6 +1031,9 @@ static void netgpu_mem_test_provider_autoload(struct kunit *test)
 	char want[MODULE_NAME_LEN];
 	int id;
 
+	/* Without tracepoints the calls below are dead code: not linked. */
+	if (!IS_ENABLED(CONFIG_TRACEPOINTS))
+		kunit_skip(test, "Test requires: CONFIG_TRACEPOINTS");
 	for_each_kernel_tracepoint(tprov_find_tracepoint, &tp);
 	if (!tp)
 		kunit_skip(test, "Test requires: the module_request tracepoint");
