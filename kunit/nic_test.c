@@ -451,6 +451,11 @@ static void nic_trace_stop(void *data)
 	}
 }
 
+/*
+ * Registers the seven probes in nic_trace_stop()'s order, stopping at the
+ * first failure; t->registered counts those that are in (each "++" in a
+ * condition counts the probe just registered and is never 0).
+ */
 static int nic_trace_register(struct nic_trace *t)
 {
 	int err;
