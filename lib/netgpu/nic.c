@@ -445,6 +445,44 @@ static void netgpu_ifq_refill_free(struct netgpu_ifq *ifq,
 	}
 }
 
+/* The queue has buffers again: user space need not kick it. */
+static void netgpu_ifq_unstarve(struct netgpu_ifq *ifq)
+{
+	lockdep_assert_held(&ifq->fill_lock);
+
+	WRITE_ONCE(ifq->starved, false);
+	netgpu_queue_write_flags(ifq->fill, 0);
+}
+
+/*
+ * A refill found no buffer: tell user space (NETGPU_RING_NEED_WAKEUP,
+ * EPOLLPRI), then look at the fill ring once more.  (E): the flag's
+ * store, a full barrier, then the load of ->prod in the refill; user
+ * space stores ->prod, a full barrier, then loads the flag
+ * (netgpu_fill_need_wakeup()).  Store buffering with both fences: one
+ * of the two loads sees the other side's store, so entries published
+ * while the flag was going up are either taken here or followed by a
+ * kick (kunit/litmus/netgpu-wakeup.litmus).
+ */
+static void netgpu_ifq_starve(struct netgpu_ifq *ifq, struct page_pool *pp)
+{
+	lockdep_assert_held(&ifq->fill_lock);
+
+	if (!ifq->starved) {
+		WRITE_ONCE(ifq->starved, true);
+		netgpu_queue_write_flags(ifq->fill, NETGPU_RING_NEED_WAKEUP);
+		smp_mb(); /* (E) */
+		netgpu_ifq_refill_fill(ifq, pp);
+		if (pp->alloc.count) {
+			netgpu_ifq_unstarve(ifq);
+			return;
+		}
+		/* poll() reports EPOLLPRI. */
+		if (wq_has_sleeper(&ifq->wait))
+			wake_up(&ifq->wait);
+	}
+}
+
 /*
  * page_pool's slow path, in the pool's allocation context (NAPI, or the
  * driver's ring setup): never concurrent with itself for one pool.
@@ -479,14 +517,21 @@ static netmem_ref netgpu_mp_alloc_netmems(struct page_pool *pp, gfp_t gfp)
 	if (!netgpu_should_fail(NETGPU_FAIL_REFILL)) {
 		spin_lock_bh(&ifq->fill_lock);
 		if (ifq->state == NETGPU_IFQ_BOUND) {
-			u32 before = pp->alloc.count, filled;
+			u32 before = pp->alloc.count, filled, freed;
 
 			netgpu_ifq_refill_fill(ifq, pp);
 			filled = pp->alloc.count;
 			netgpu_ifq_refill_free(ifq, pp);
+			freed = pp->alloc.count - filled;
+			if (!pp->alloc.count) {
+				/* Its second look may find entries. */
+				netgpu_ifq_starve(ifq, pp);
+				filled = pp->alloc.count;
+			} else if (ifq->starved) {
+				netgpu_ifq_unstarve(ifq);
+			}
 			trace_netgpu_refill(ifq->ifindex, ifq->rxq,
-					    filled - before,
-					    pp->alloc.count - filled,
+					    filled - before, freed,
 					    pp->alloc.count);
 			if (!pp->alloc.count)
 				trace_netgpu_starve(ifq->ifindex, ifq->rxq);
@@ -1503,7 +1548,8 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_account);
  * @wait: poll table
  *
  * Context: Process context.
- * Return: ``EPOLLOUT | EPOLLWRNORM`` while the fill ring has room;
+ * Return: ``EPOLLOUT | EPOLLWRNORM`` while the fill ring has room, and
+ * ``EPOLLPRI`` while the queue is starved (NETGPU_RING_NEED_WAKEUP);
  * ``EPOLLERR | EPOLLHUP`` once the queue stopped (unbound, device gone).
  */
 __poll_t netgpu_ifq_poll(struct netgpu_ifq *ifq, struct file *file,
@@ -1513,15 +1559,68 @@ __poll_t netgpu_ifq_poll(struct netgpu_ifq *ifq, struct file *file,
 
 	poll_wait(file, &ifq->wait, wait);
 	spin_lock_bh(&ifq->fill_lock);
-	if (ifq->state != NETGPU_IFQ_BOUND)
+	if (ifq->state != NETGPU_IFQ_BOUND) {
 		mask = EPOLLERR | EPOLLHUP;
-	else if (netgpu_queue_nb_avail(ifq->fill) <
-		 netgpu_queue_nentries(ifq->fill))
-		mask = EPOLLOUT | EPOLLWRNORM;
+	} else {
+		if (netgpu_queue_nb_avail(ifq->fill) <
+		    netgpu_queue_nentries(ifq->fill))
+			mask |= EPOLLOUT | EPOLLWRNORM;
+		if (ifq->starved)
+			mask |= EPOLLPRI;
+	}
 	spin_unlock_bh(&ifq->fill_lock);
 	return mask;
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_poll);
+
+/**
+ * netgpu_ifq_wakeup() - kick a starved queue user space gave buffers to
+ * @ifq: the queue
+ *
+ * NETGPU_IFQ_IOCTL_WAKEUP.  A queue that ran dry receives nothing until
+ * its driver refills the ring, which without a kick waits for the next
+ * interrupt of a packet the ring had room for, or for a watchdog: this
+ * schedules the rx queue's NAPI instance, whose poll refills from the
+ * fill ring now.  Nothing to do while the queue is not starved: the
+ * flag is read without the lock, as user space read it.
+ *
+ * Context: Process context; takes rtnl_lock, under which the driver
+ * sets and clears its queues' NAPI instances (netif_queue_set_napi()).
+ * Return: 0 (kicked, or not starved); -EOPNOTSUPP if the driver names
+ * no NAPI instance for the rx queue; -ENODEV once the queue stopped;
+ * -EINTR on a fatal signal while waiting for rtnl_lock.
+ */
+int netgpu_ifq_wakeup(struct netgpu_ifq *ifq)
+{
+	struct net_device *dev;
+	struct napi_struct *napi;
+	int err = 0;
+
+	if (!READ_ONCE(ifq->starved))
+		return 0;
+	if (rtnl_lock_killable())
+		return -EINTR;
+	dev = ifq->netdev;
+	if (ifq->state != NETGPU_IFQ_BOUND ||
+	    ifq->rxq >= dev->real_num_rx_queues) {
+		err = -ENODEV;
+		goto out;
+	}
+	napi = __netif_get_rx_queue(dev, ifq->rxq)->napi;
+	if (!napi) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	/* napi_schedule() raises NET_RX_SOFTIRQ: run it at the enable. */
+	local_bh_disable();
+	napi_schedule(napi);
+	local_bh_enable();
+	atomic_long_inc(&ifq->wakeups);
+out:
+	rtnl_unlock();
+	return err;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_wakeup);
 
 /**
  * netgpu_ifq_mmap() - map an interface queue's fill ring
