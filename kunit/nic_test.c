@@ -1184,7 +1184,8 @@ static u32 nic_fill_flags(struct netgpu_ifq *ifq)
  * lower them, NETGPU_IFQ_IOCTL_WAKEUP schedules the rx queue's NAPI
  * instance, whose refill takes the entries and lowers both.  Not
  * starved, the kick does nothing; a queue without a NAPI instance
- * refuses it (-EOPNOTSUPP), an unbound one too (-ENODEV).
+ * refuses it (-EOPNOTSUPP); unbinding lowers the flag, and an unbound
+ * queue refuses the kick (-ENODEV).
  */
 static void netgpu_nic_test_wakeup(struct kunit *test)
 {
@@ -1244,8 +1245,10 @@ static void netgpu_nic_test_wakeup(struct kunit *test)
 	netif_queue_set_napi(nic->ndev, 0, NETDEV_QUEUE_TYPE_RX, &nic->napi);
 	rtnl_unlock();
 
-	/* Still starved, unbound: the queue stopped. */
+	/* Unbound: the flag goes, the queue stopped. */
 	nic_unbind(ifq);
+	KUNIT_EXPECT_EQ(test, nic_fill_flags(ifq), 0);
+	KUNIT_EXPECT_FALSE(test, ifq->starved);
 	KUNIT_EXPECT_EQ(test, netgpu_ifq_wakeup(ifq), -ENODEV);
 	KUNIT_EXPECT_EQ(test, atomic_read(&nic->polls), 1);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&ifq->wakeups), 1);
@@ -1253,6 +1256,51 @@ static void netgpu_nic_test_wakeup(struct kunit *test)
 	page_pool_put_full_netmem(pp, nic->polled, false);
 	netgpu_ifq_scrub(ifq);
 	nic_wait_pool_gone(test, f, ifq);
+}
+
+static u64 nic_starving_addr;
+
+/* The static stub of netgpu_ifq_starving(): user space publishes. */
+static void nic_starving_publish(struct netgpu_ifq *ifq)
+{
+	if (nic_starving_addr)
+		mock_nic_fill(ifq, nic_starving_addr);
+	nic_starving_addr = 0;
+}
+
+/*
+ * An entry published after the refill's first look and before the flag
+ * went up, which user space then reads as 0 (ordering E): the second
+ * look takes it, the refill hands the buffer out, and no flag is left
+ * up for a kick that would never come.
+ */
+static void netgpu_nic_test_wakeup_second_look(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 2);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	netmem_ref nm[2], got;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		nm[i] = mock_nic_alloc(pp);
+		KUNIT_ASSERT_TRUE(test, nic_some(nm[i]));
+		nic_give_user(pp, nm[i]);
+	}
+	nic_starving_addr = nic_addr(nm[1]);
+	kunit_activate_static_stub(test, netgpu_ifq_starving,
+				   nic_starving_publish);
+	got = mock_nic_alloc(pp);
+	kunit_deactivate_static_stub(test, netgpu_ifq_starving);
+	KUNIT_EXPECT_EQ(test, nic_starving_addr, 0);
+	KUNIT_EXPECT_TRUE(test, got == nm[1]);
+	KUNIT_EXPECT_EQ(test, nic_fill_flags(ifq), 0);
+	KUNIT_EXPECT_FALSE(test, ifq->starved);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
+	if (nic_some(got))
+		page_pool_put_full_netmem(pp, got, false);
+	netgpu_ifq_scrub(ifq);
+	nic_pool_done(test, ifq, pp);
 }
 
 /* Every allocation of a bind failed in turn: the old queue each time. */
@@ -2450,6 +2498,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_bind_unbind),
 	KUNIT_CASE(netgpu_nic_test_bind_fails),
 	KUNIT_CASE(netgpu_nic_test_wakeup),
+	KUNIT_CASE(netgpu_nic_test_wakeup_second_look),
 	KUNIT_CASE(netgpu_nic_test_bind_fail_nth),
 	KUNIT_CASE(netgpu_nic_test_region_exclusive),
 	KUNIT_CASE(netgpu_nic_test_unregister_foreign),

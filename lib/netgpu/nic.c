@@ -454,33 +454,51 @@ static void netgpu_ifq_unstarve(struct netgpu_ifq *ifq)
 	netgpu_queue_write_flags(ifq->fill, 0);
 }
 
+/**
+ * netgpu_ifq_starving() - between a refill's first look and the flag
+ * @ifq: the queue, its fill_lock held
+ *
+ * Does nothing.  netgpu_ifq_starve() calls it after the refill found
+ * nothing and before it raises NETGPU_RING_NEED_WAKEUP, so that a KUnit
+ * case can publish fill entries there, as user space may at that moment
+ * (kunit_activate_static_stub()), and see the second look take them.
+ *
+ * Context: The pool's allocation context, @ifq's fill_lock held.
+ */
+VISIBLE_IF_KUNIT void netgpu_ifq_starving(struct netgpu_ifq *ifq)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_ifq_starving, ifq);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_ifq_starving);
+
 /*
  * A refill found no buffer: tell user space (NETGPU_RING_NEED_WAKEUP,
- * EPOLLPRI), then look at the fill ring once more.  (E): the flag's
- * store, a full barrier, then the load of ->prod in the refill; user
- * space stores ->prod, a full barrier, then loads the flag
- * (netgpu_fill_need_wakeup()).  Store buffering with both fences: one
- * of the two loads sees the other side's store, so entries published
- * while the flag was going up are either taken here or followed by a
- * kick (kunit/litmus/netgpu-wakeup.litmus).
+ * EPOLLPRI), then look once more, at the fill ring and at the free list
+ * its entries may have sent buffers to.  (E): the flag's store, a full
+ * barrier, then the load of ->prod in the refill; user space stores
+ * ->prod, a full barrier, then loads the flag (netgpu_fill_submit()).
+ * Store buffering with both fences: one of the two loads sees the other
+ * side's store, so entries published while the flag was going up are
+ * either taken here or followed by a kick
+ * (kunit/litmus/netgpu-wakeup.litmus).
  */
 static void netgpu_ifq_starve(struct netgpu_ifq *ifq, struct page_pool *pp)
 {
 	lockdep_assert_held(&ifq->fill_lock);
 
-	if (!ifq->starved) {
-		WRITE_ONCE(ifq->starved, true);
-		netgpu_queue_write_flags(ifq->fill, NETGPU_RING_NEED_WAKEUP);
-		smp_mb(); /* (E) */
-		netgpu_ifq_refill_fill(ifq, pp);
-		if (pp->alloc.count) {
-			netgpu_ifq_unstarve(ifq);
-			return;
-		}
-		/* poll() reports EPOLLPRI. */
-		if (wq_has_sleeper(&ifq->wait))
-			wake_up(&ifq->wait);
+	if (ifq->starved)
+		return;
+	netgpu_ifq_starving(ifq);
+	WRITE_ONCE(ifq->starved, true);
+	netgpu_queue_write_flags(ifq->fill, NETGPU_RING_NEED_WAKEUP);
+	smp_mb(); /* (E) */
+	netgpu_ifq_refill_fill(ifq, pp);
+	netgpu_ifq_refill_free(ifq, pp);
+	if (pp->alloc.count) {
+		netgpu_ifq_unstarve(ifq);
+		return;
 	}
+	wake_up_poll(&ifq->wait, EPOLLPRI);
 }
 
 /*
@@ -517,21 +535,23 @@ static netmem_ref netgpu_mp_alloc_netmems(struct page_pool *pp, gfp_t gfp)
 	if (!netgpu_should_fail(NETGPU_FAIL_REFILL)) {
 		spin_lock_bh(&ifq->fill_lock);
 		if (ifq->state == NETGPU_IFQ_BOUND) {
-			u32 before = pp->alloc.count, filled, freed;
+			u32 before = pp->alloc.count, filled;
 
 			netgpu_ifq_refill_fill(ifq, pp);
-			filled = pp->alloc.count;
+			filled = pp->alloc.count - before;
 			netgpu_ifq_refill_free(ifq, pp);
-			freed = pp->alloc.count - filled;
 			if (!pp->alloc.count) {
-				/* Its second look may find entries. */
+				/*
+				 * Its second look may find buffers (in
+				 * the trace, as its first look's).
+				 */
 				netgpu_ifq_starve(ifq, pp);
 				filled = pp->alloc.count;
 			} else if (ifq->starved) {
 				netgpu_ifq_unstarve(ifq);
 			}
-			trace_netgpu_refill(ifq->ifindex, ifq->rxq,
-					    filled - before, freed,
+			trace_netgpu_refill(ifq->ifindex, ifq->rxq, filled,
+					    pp->alloc.count - before - filled,
 					    pp->alloc.count);
 			if (!pp->alloc.count)
 				trace_netgpu_starve(ifq->ifindex, ifq->rxq);
@@ -998,6 +1018,9 @@ static void netgpu_ifq_set_state(struct netgpu_ifq *ifq,
 {
 	spin_lock_bh(&ifq->fill_lock);
 	ifq->state = state;
+	/* Only a bound queue can starve, or be kicked. */
+	if (state != NETGPU_IFQ_BOUND && ifq->starved)
+		netgpu_ifq_unstarve(ifq);
 	spin_unlock_bh(&ifq->fill_lock);
 	wake_up_all(&ifq->wait);
 }
@@ -1580,29 +1603,52 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_poll);
  * NETGPU_IFQ_IOCTL_WAKEUP.  A queue that ran dry receives nothing until
  * its driver refills the ring, which without a kick waits for the next
  * interrupt of a packet the ring had room for, or for a watchdog: this
- * schedules the rx queue's NAPI instance, whose poll refills from the
- * fill ring now.  Nothing to do while the queue is not starved: the
- * flag is read without the lock, as user space read it.
+ * schedules the rx queue's NAPI instance, whose poll refills, in a
+ * driver that retries its refill at each poll.  Nothing to do while the
+ * queue is not starved.
  *
- * Context: Process context; takes rtnl_lock, under which the driver
- * sets and clears its queues' NAPI instances (netif_queue_set_napi()).
- * Return: 0 (kicked, or not starved); -EOPNOTSUPP if the driver names
- * no NAPI instance for the rx queue; -ENODEV once the queue stopped;
- * -EINTR on a fatal signal while waiting for rtnl_lock.
+ * The flag can stay up while the pool is fed again from its recycle
+ * ring, which does not ask the provider: such a kick only runs one
+ * poll too many.
+ *
+ * Context: Process context; takes rtnl_lock while the queue is starved
+ * (the driver sets and clears its queues' NAPI instances under it,
+ * netif_queue_set_napi()).
+ * Return: 0 (kicked, or not starved); -ENODEV if the queue is not
+ * bound; -ENETDOWN if the device is down; -EOPNOTSUPP if the driver
+ * names no NAPI instance for the rx queue; -EINTR on a fatal signal
+ * while waiting for rtnl_lock.
  */
 int netgpu_ifq_wakeup(struct netgpu_ifq *ifq)
 {
 	struct net_device *dev;
 	struct napi_struct *napi;
+	bool starved;
 	int err = 0;
 
-	if (!READ_ONCE(ifq->starved))
-		return 0;
+	/* As user space read the flag: under the lock that wrote it. */
+	spin_lock_bh(&ifq->fill_lock);
+	if (ifq->state != NETGPU_IFQ_BOUND)
+		err = -ENODEV;
+	starved = ifq->starved;
+	spin_unlock_bh(&ifq->fill_lock);
+	if (err || !starved)
+		return err;
+
 	if (rtnl_lock_killable())
 		return -EINTR;
+	/* The state changes under rtnl_lock too: bound, @dev is held. */
 	dev = ifq->netdev;
-	if (ifq->state != NETGPU_IFQ_BOUND ||
-	    ifq->rxq >= dev->real_num_rx_queues) {
+	if (ifq->state != NETGPU_IFQ_BOUND) {
+		err = -ENODEV;
+		goto out;
+	}
+	if (!netif_running(dev)) {
+		err = -ENETDOWN;
+		goto out;
+	}
+	/* The core refuses fewer queues than a bound one needs. */
+	if (WARN_ON_ONCE(ifq->rxq >= dev->real_num_rx_queues)) {
 		err = -ENODEV;
 		goto out;
 	}
@@ -1611,11 +1657,11 @@ int netgpu_ifq_wakeup(struct netgpu_ifq *ifq)
 		err = -EOPNOTSUPP;
 		goto out;
 	}
-	/* napi_schedule() raises NET_RX_SOFTIRQ: run it at the enable. */
+	/* napi_schedule() raises NET_RX_SOFTIRQ: it runs at the enable. */
 	local_bh_disable();
-	napi_schedule(napi);
+	if (napi_schedule(napi))
+		atomic_long_inc(&ifq->wakeups);
 	local_bh_enable();
-	atomic_long_inc(&ifq->wakeups);
 out:
 	rtnl_unlock();
 	return err;

@@ -224,9 +224,9 @@ enum netgpu_ifq_state {
  *	(netgpu_ifq_scrub()); no new one may be taken, as nothing would
  *	take it back.  Under @fill_lock.
  * @starved: the last refill found no buffer: NETGPU_RING_NEED_WAKEUP is
- *	set in the fill ring's flags.  Written under @fill_lock.
+ *	set in the fill ring's flags.  Under @fill_lock; only while bound.
  * @wakeups: NETGPU_IFQ_IOCTL_WAKEUP calls that scheduled the rx queue's
- *	NAPI instance
+ *	NAPI instance (not those that found it scheduled already)
  * @wait: poll() waiters of the queue's file
  * @stuck: on the list of queues whose unbind could not restart the rx
  *	queue (under rtnl_lock): the old pool still runs with the NIC, so
@@ -293,6 +293,9 @@ bool netgpu_ifq_holds(const struct netgpu_ifq *ifq,
 void netgpu_ifq_scrub(struct netgpu_ifq *ifq);
 void netgpu_ifq_get_stats(struct netgpu_ifq *ifq, struct netgpu_stats *st);
 int netgpu_ifq_wakeup(struct netgpu_ifq *ifq);
+#if IS_ENABLED(CONFIG_KUNIT)
+void netgpu_ifq_starving(struct netgpu_ifq *ifq);
+#endif
 void netgpu_ifq_account(struct netgpu_ifq *ifq, struct netgpu_account *a);
 int netgpu_ifq_stuck_show(struct seq_file *m, void *unused);
 __poll_t netgpu_ifq_poll(struct netgpu_ifq *ifq, struct file *file,

@@ -214,11 +214,12 @@ struct netgpu_ring {
  * again, which may be its next interrupt or watchdog.  Cleared by the
  * next refill that finds buffers.  User space that produced entries
  * checks it after a full barrier between its store of ``prod`` and its
- * load of ``flags`` (libnetgpu: netgpu_fill_need_wakeup()) and, if it is
- * set, calls NETGPU_IFQ_IOCTL_WAKEUP: either the barrier shows it the
- * flag, or the kernel's refill, which sets the flag and then reads
+ * load of ``flags`` (libnetgpu's netgpu_fill_submit() does) and, if it
+ * is set, calls NETGPU_IFQ_IOCTL_WAKEUP: either the barrier shows it
+ * the flag, or the kernel's refill, which sets the flag and then reads
  * ``prod`` again after a barrier of its own, sees the entries.  poll()
- * of the interface-queue fd reports EPOLLPRI while it is set.
+ * of the interface-queue fd reports EPOLLPRI while it is set.  A
+ * queue that stops (unbound, device gone) clears it.
  */
 #define NETGPU_RING_NEED_WAKEUP		(1U << 0)
 
@@ -614,11 +615,12 @@ struct netgpu_send {
 /*
  * An interface-queue fd: NETGPU_IFQ_IOCTL_WAKEUP, NETGPU_IOCTL_GET_STATS.
  * WAKEUP schedules the rx queue's NAPI instance when the queue is starved
- * (NETGPU_RING_NEED_WAKEUP), so that the driver refills its ring from the
- * fill ring now; it returns 0 (kicked, or not starved: nothing to do),
- * -EOPNOTSUPP if the driver names no NAPI instance for its rx queues,
- * -ENODEV once the queue stopped, -EINTR on a fatal signal while it
- * waits for rtnl_lock.
+ * (NETGPU_RING_NEED_WAKEUP), so that a driver that refills at each poll
+ * refills its ring from the fill ring now; it returns 0 (kicked, or not
+ * starved: nothing to do), -ENODEV if the queue is not bound, -ENETDOWN
+ * if the device is down, -EOPNOTSUPP if the driver names no NAPI
+ * instance for its rx queues, -EINTR on a fatal signal while it waits
+ * for rtnl_lock.
  */
 #define NETGPU_IFQ_IOCTL_WAKEUP \
 	_IO(NETGPU_IOCTL_TYPE, 0x28)
