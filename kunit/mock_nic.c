@@ -51,6 +51,23 @@ static struct page_pool *mock_nic_rxq_pool(struct mock_nic *nic)
 	return page_pool_create(&pp);
 }
 
+/*
+ * The rx queue's NAPI poll (with_napi): what a driver's refill does,
+ * one buffer from the queue's pool, kept for the case.
+ */
+static int mock_nic_poll(struct napi_struct *napi, int budget)
+{
+	struct mock_nic *nic = container_of(napi, struct mock_nic, napi);
+
+	if (nic->pp && !nic->polled)
+		nic->polled = page_pool_alloc_netmems(nic->pp, GFP_ATOMIC |
+						      __GFP_NOWARN);
+	atomic_inc(&nic->polls);
+	napi_complete_done(napi, 0);
+	complete(&nic->poll_done);
+	return 0;
+}
+
 static int mock_nic_open(struct net_device *dev)
 {
 	struct mock_nic *nic = mock_nic_of(dev);
@@ -59,6 +76,10 @@ static int mock_nic_open(struct net_device *dev)
 	if (IS_ERR(pp))
 		return PTR_ERR(pp);
 	nic->pp = pp;
+	if (nic->with_napi) {
+		napi_enable(&nic->napi);
+		netif_queue_set_napi(dev, 0, NETDEV_QUEUE_TYPE_RX, &nic->napi);
+	}
 	return 0;
 }
 
@@ -66,6 +87,10 @@ static int mock_nic_stop(struct net_device *dev)
 {
 	struct mock_nic *nic = mock_nic_of(dev);
 
+	if (nic->with_napi) {
+		netif_queue_set_napi(dev, 0, NETDEV_QUEUE_TYPE_RX, NULL);
+		napi_disable(&nic->napi);
+	}
 	page_pool_destroy(nic->pp);
 	nic->pp = NULL;
 	return 0;
@@ -195,7 +220,8 @@ static void mock_nic_unregister_action(void *ndev)
  *
  * The device gets the queue-management API (a new page_pool per restart,
  * "new pool, same NAPI"), is registered and brought up; @nic->pp is its
- * rx queue's pool while it is up.  Unregistered when the test ends.
+ * rx queue's pool while it is up.  With @nic->with_napi, its rx queue
+ * has a NAPI instance while it is up.  Unregistered when the test ends.
  *
  * Context: Process context, the test's thread; takes rtnl_lock.
  */
@@ -214,6 +240,11 @@ void mock_nic_register(struct kunit *test, struct mock_nic *nic)
 	 */
 	dev->priv_flags |= IFF_NO_ADDRCONF;
 	dev->flags &= ~IFF_MULTICAST;
+	/* Deleted by free_netdev(). */
+	if (nic->with_napi) {
+		init_completion(&nic->poll_done);
+		netif_napi_add(dev, &nic->napi, mock_nic_poll);
+	}
 	KUNIT_ASSERT_EQ(test, register_netdev(dev), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
 							mock_nic_unregister_action,

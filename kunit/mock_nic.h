@@ -15,6 +15,8 @@
 #ifndef _NETGPU_MOCK_NIC_H
 #define _NETGPU_MOCK_NIC_H
 
+#include <linux/completion.h>
+#include <linux/netdevice.h>
 #include <net/netmem.h>
 
 struct device;
@@ -35,6 +37,13 @@ struct netgpu_ifq;
  * @ignore_mp: the driver creates pools without
  *	PP_FLAG_ALLOW_UNREADABLE_NETMEM, as a driver without memory-provider
  *	support does
+ * @with_napi: set before mock_nic_register(): the rx queue has a NAPI
+ *	instance, named to the core with netif_queue_set_napi() while the
+ *	device is up; its poll allocates one buffer (@polled)
+ * @napi: that instance
+ * @polls: polls run
+ * @polled: the buffer the last poll allocated, if any; the case frees it
+ * @poll_done: completed by each poll
  */
 struct mock_nic {
 	struct net_device	*ndev;
@@ -43,6 +52,11 @@ struct mock_nic {
 	int			fail_alloc;
 	int			fail_start;
 	bool			ignore_mp;
+	bool			with_napi;
+	struct napi_struct	napi;
+	atomic_t		polls;
+	netmem_ref		polled;
+	struct completion	poll_done;
 };
 
 /**

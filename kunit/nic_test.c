@@ -1173,6 +1173,136 @@ static void netgpu_nic_test_bind_fails(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&ifq->in_pool), 0);
 }
 
+static u32 nic_fill_flags(struct netgpu_ifq *ifq)
+{
+	return READ_ONCE(netgpu_queue_ring(ifq->fill)->flags);
+}
+
+/*
+ * A starved queue (issue 27): the refill that finds no buffer raises
+ * NETGPU_RING_NEED_WAKEUP and poll()'s EPOLLPRI; entries alone do not
+ * lower them, NETGPU_IFQ_IOCTL_WAKEUP schedules the rx queue's NAPI
+ * instance, whose refill takes the entries and lowers both.  Not
+ * starved, the kick does nothing; a queue without a NAPI instance
+ * refuses it (-EOPNOTSUPP); unbinding lowers the flag, and an unbound
+ * queue refuses the kick (-ENODEV).
+ */
+static void netgpu_nic_test_wakeup(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 2);
+	struct netgpu_ifq *ifq = nic_new_ifq(test, f);
+	struct mock_nic *nic = f->nic;
+	struct page_pool *pp;
+	netmem_ref nm[2];
+	u32 q = 0;
+	int i;
+
+	nic->with_napi = true;
+	mock_nic_register(test, nic);
+	KUNIT_ASSERT_EQ(test, nic_bind(ifq, nic, &q, false), 0);
+	pp = nic->pp;
+	/* Not starved: nothing to kick. */
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_ioctl_user(ifq, NETGPU_IFQ_IOCTL_WAKEUP,
+						    NULL), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&nic->polls), 0);
+
+	/* Both buffers to user space: the third refill starves. */
+	for (i = 0; i < 2; i++) {
+		nm[i] = mock_nic_alloc(pp);
+		KUNIT_ASSERT_TRUE(test, nic_some(nm[i]));
+	}
+	KUNIT_EXPECT_EQ(test, nic_fill_flags(ifq), 0);
+	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
+	KUNIT_EXPECT_EQ(test, nic_fill_flags(ifq), NETGPU_RING_NEED_WAKEUP);
+	KUNIT_EXPECT_TRUE(test, netgpu_ifq_poll(ifq, NULL, NULL) & EPOLLPRI);
+	for (i = 0; i < 2; i++)
+		nic_give_user(pp, nm[i]);
+
+	/* An entry does not lower the flag; the kick's refill does. */
+	mock_nic_fill(ifq, nic_addr(nm[0]));
+	KUNIT_EXPECT_EQ(test, nic_fill_flags(ifq), NETGPU_RING_NEED_WAKEUP);
+	reinit_completion(&nic->poll_done);
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_ioctl_user(ifq, NETGPU_IFQ_IOCTL_WAKEUP,
+						    NULL), 0);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&nic->poll_done,
+							  10 * HZ), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&nic->polls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&ifq->wakeups), 1);
+	KUNIT_EXPECT_TRUE(test, nic->polled == nm[0]);
+	KUNIT_EXPECT_EQ(test, nic_fill_flags(ifq), 0);
+	KUNIT_EXPECT_FALSE(test, netgpu_ifq_poll(ifq, NULL, NULL) & EPOLLPRI);
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_wakeup(ifq), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&nic->polls), 1);
+
+	/* Starved again, with no NAPI instance named for the queue. */
+	KUNIT_EXPECT_FALSE(test, nic_some(mock_nic_alloc(pp)));
+	KUNIT_EXPECT_EQ(test, nic_fill_flags(ifq), NETGPU_RING_NEED_WAKEUP);
+	rtnl_lock();
+	netif_queue_set_napi(nic->ndev, 0, NETDEV_QUEUE_TYPE_RX, NULL);
+	rtnl_unlock();
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_wakeup(ifq), -EOPNOTSUPP);
+	rtnl_lock();
+	netif_queue_set_napi(nic->ndev, 0, NETDEV_QUEUE_TYPE_RX, &nic->napi);
+	rtnl_unlock();
+
+	/* Unbound: the flag goes, the queue stopped. */
+	nic_unbind(ifq);
+	KUNIT_EXPECT_EQ(test, nic_fill_flags(ifq), 0);
+	KUNIT_EXPECT_FALSE(test, ifq->starved);
+	KUNIT_EXPECT_EQ(test, netgpu_ifq_wakeup(ifq), -ENODEV);
+	KUNIT_EXPECT_EQ(test, atomic_read(&nic->polls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&ifq->wakeups), 1);
+
+	page_pool_put_full_netmem(pp, nic->polled, false);
+	netgpu_ifq_scrub(ifq);
+	nic_wait_pool_gone(test, f, ifq);
+}
+
+static u64 nic_starving_addr;
+
+/* The static stub of netgpu_ifq_starving(): user space publishes. */
+static void nic_starving_publish(struct netgpu_ifq *ifq)
+{
+	if (nic_starving_addr)
+		mock_nic_fill(ifq, nic_starving_addr);
+	nic_starving_addr = 0;
+}
+
+/*
+ * An entry published after the refill's first look and before the flag
+ * went up, which user space then reads as 0 (ordering E): the second
+ * look takes it, the refill hands the buffer out, and no flag is left
+ * up for a kick that would never come.
+ */
+static void netgpu_nic_test_wakeup_second_look(struct kunit *test)
+{
+	struct nic_fix *f = nic_fix(test, 2);
+	struct netgpu_ifq *ifq = nic_ifq(test, f);
+	struct page_pool *pp = nic_pool(test, f, ifq);
+	netmem_ref nm[2], got;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		nm[i] = mock_nic_alloc(pp);
+		KUNIT_ASSERT_TRUE(test, nic_some(nm[i]));
+		nic_give_user(pp, nm[i]);
+	}
+	nic_starving_addr = nic_addr(nm[1]);
+	kunit_activate_static_stub(test, netgpu_ifq_starving,
+				   nic_starving_publish);
+	got = mock_nic_alloc(pp);
+	kunit_deactivate_static_stub(test, netgpu_ifq_starving);
+	KUNIT_EXPECT_EQ(test, nic_starving_addr, 0);
+	KUNIT_EXPECT_TRUE(test, got == nm[1]);
+	KUNIT_EXPECT_EQ(test, nic_fill_flags(ifq), 0);
+	KUNIT_EXPECT_FALSE(test, ifq->starved);
+	KUNIT_EXPECT_EQ(test, ifq->cnt.taken, 1);
+	if (nic_some(got))
+		page_pool_put_full_netmem(pp, got, false);
+	netgpu_ifq_scrub(ifq);
+	nic_pool_done(test, ifq, pp);
+}
+
 /* Every allocation of a bind failed in turn: the old queue each time. */
 static void netgpu_nic_test_bind_fail_nth(struct kunit *test)
 {
@@ -2367,6 +2497,8 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_concurrent),
 	KUNIT_CASE(netgpu_nic_test_bind_unbind),
 	KUNIT_CASE(netgpu_nic_test_bind_fails),
+	KUNIT_CASE(netgpu_nic_test_wakeup),
+	KUNIT_CASE(netgpu_nic_test_wakeup_second_look),
 	KUNIT_CASE(netgpu_nic_test_bind_fail_nth),
 	KUNIT_CASE(netgpu_nic_test_region_exclusive),
 	KUNIT_CASE(netgpu_nic_test_unregister_foreign),

@@ -380,13 +380,16 @@ static long netgpu_get_stats_user(struct netgpu_ctx *ctx, unsigned int cmd,
  * @uarg: its argument, in user memory
  *
  * Context: Process context, may sleep.
- * Return: 0, -ENOTTY for a command of no interface queue, or an error.
+ * Return: 0, -ENOTTY for a command of no interface queue, or an error
+ * (NETGPU_IFQ_IOCTL_WAKEUP: netgpu_ifq_wakeup()).
  */
 long netgpu_ifq_ioctl_user(struct netgpu_ifq *ifq, unsigned int cmd,
 			   void __user *uarg)
 {
 	struct netgpu_stats stats = {};
 
+	if (cmd == NETGPU_IFQ_IOCTL_WAKEUP)
+		return netgpu_ifq_wakeup(ifq);
 	if (NETGPU_IOC_BASE(cmd) != NETGPU_IOC_BASE(NETGPU_IOCTL_GET_STATS))
 		return -ENOTTY;
 	if (_IOC_SIZE(cmd) < NETGPU_STATS_SIZE_VER0)
@@ -394,6 +397,7 @@ long netgpu_ifq_ioctl_user(struct netgpu_ifq *ifq, unsigned int cmd,
 	netgpu_ifq_get_stats(ifq, &stats);
 	return netgpu_put_arg(uarg, cmd, &stats, sizeof(stats));
 }
+EXPORT_SYMBOL_IF_KUNIT(netgpu_ifq_ioctl_user);
 
 #if IS_ENABLED(CONFIG_NETGPU_NIC)
 static long netgpu_recv_user(struct netgpu_sockq *sq, unsigned int cmd,

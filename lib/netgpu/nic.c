@@ -445,6 +445,62 @@ static void netgpu_ifq_refill_free(struct netgpu_ifq *ifq,
 	}
 }
 
+/* The queue has buffers again: user space need not kick it. */
+static void netgpu_ifq_unstarve(struct netgpu_ifq *ifq)
+{
+	lockdep_assert_held(&ifq->fill_lock);
+
+	WRITE_ONCE(ifq->starved, false);
+	netgpu_queue_write_flags(ifq->fill, 0);
+}
+
+/**
+ * netgpu_ifq_starving() - between a refill's first look and the flag
+ * @ifq: the queue, its fill_lock held
+ *
+ * Does nothing.  netgpu_ifq_starve() calls it after the refill found
+ * nothing and before it raises NETGPU_RING_NEED_WAKEUP, so that a KUnit
+ * case can publish fill entries there, as user space may at that moment
+ * (kunit_activate_static_stub()), and see the second look take them.
+ *
+ * Context: The pool's allocation context, @ifq's fill_lock held.
+ */
+VISIBLE_IF_KUNIT void netgpu_ifq_starving(struct netgpu_ifq *ifq)
+{
+	KUNIT_STATIC_STUB_REDIRECT(netgpu_ifq_starving, ifq);
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_ifq_starving);
+
+/*
+ * A refill found no buffer: tell user space (NETGPU_RING_NEED_WAKEUP,
+ * EPOLLPRI), then look once more, at the fill ring and at the free list
+ * its entries may have sent buffers to.  (E): the flag's store, a full
+ * barrier, then the load of ->prod in the refill; user space stores
+ * ->prod, a full barrier, then loads the flag (netgpu_fill_submit()).
+ * Store buffering with both fences: one of the two loads sees the other
+ * side's store, so entries published while the flag was going up are
+ * either taken here or followed by a kick
+ * (kunit/litmus/netgpu-wakeup.litmus).
+ */
+static void netgpu_ifq_starve(struct netgpu_ifq *ifq, struct page_pool *pp)
+{
+	lockdep_assert_held(&ifq->fill_lock);
+
+	if (ifq->starved)
+		return;
+	netgpu_ifq_starving(ifq);
+	WRITE_ONCE(ifq->starved, true);
+	netgpu_queue_write_flags(ifq->fill, NETGPU_RING_NEED_WAKEUP);
+	smp_mb(); /* (E) */
+	netgpu_ifq_refill_fill(ifq, pp);
+	netgpu_ifq_refill_free(ifq, pp);
+	if (pp->alloc.count) {
+		netgpu_ifq_unstarve(ifq);
+		return;
+	}
+	wake_up_poll(&ifq->wait, EPOLLPRI);
+}
+
 /*
  * page_pool's slow path, in the pool's allocation context (NAPI, or the
  * driver's ring setup): never concurrent with itself for one pool.
@@ -482,11 +538,20 @@ static netmem_ref netgpu_mp_alloc_netmems(struct page_pool *pp, gfp_t gfp)
 			u32 before = pp->alloc.count, filled;
 
 			netgpu_ifq_refill_fill(ifq, pp);
-			filled = pp->alloc.count;
+			filled = pp->alloc.count - before;
 			netgpu_ifq_refill_free(ifq, pp);
-			trace_netgpu_refill(ifq->ifindex, ifq->rxq,
-					    filled - before,
-					    pp->alloc.count - filled,
+			if (!pp->alloc.count) {
+				/*
+				 * Its second look may find buffers (in
+				 * the trace, as its first look's).
+				 */
+				netgpu_ifq_starve(ifq, pp);
+				filled = pp->alloc.count;
+			} else if (ifq->starved) {
+				netgpu_ifq_unstarve(ifq);
+			}
+			trace_netgpu_refill(ifq->ifindex, ifq->rxq, filled,
+					    pp->alloc.count - before - filled,
 					    pp->alloc.count);
 			if (!pp->alloc.count)
 				trace_netgpu_starve(ifq->ifindex, ifq->rxq);
@@ -953,6 +1018,9 @@ static void netgpu_ifq_set_state(struct netgpu_ifq *ifq,
 {
 	spin_lock_bh(&ifq->fill_lock);
 	ifq->state = state;
+	/* Only a bound queue can starve, or be kicked. */
+	if (state != NETGPU_IFQ_BOUND && ifq->starved)
+		netgpu_ifq_unstarve(ifq);
 	spin_unlock_bh(&ifq->fill_lock);
 	wake_up_all(&ifq->wait);
 }
@@ -1503,7 +1571,8 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_account);
  * @wait: poll table
  *
  * Context: Process context.
- * Return: ``EPOLLOUT | EPOLLWRNORM`` while the fill ring has room;
+ * Return: ``EPOLLOUT | EPOLLWRNORM`` while the fill ring has room, and
+ * ``EPOLLPRI`` while the queue is starved (NETGPU_RING_NEED_WAKEUP);
  * ``EPOLLERR | EPOLLHUP`` once the queue stopped (unbound, device gone).
  */
 __poll_t netgpu_ifq_poll(struct netgpu_ifq *ifq, struct file *file,
@@ -1513,15 +1582,91 @@ __poll_t netgpu_ifq_poll(struct netgpu_ifq *ifq, struct file *file,
 
 	poll_wait(file, &ifq->wait, wait);
 	spin_lock_bh(&ifq->fill_lock);
-	if (ifq->state != NETGPU_IFQ_BOUND)
+	if (ifq->state != NETGPU_IFQ_BOUND) {
 		mask = EPOLLERR | EPOLLHUP;
-	else if (netgpu_queue_nb_avail(ifq->fill) <
-		 netgpu_queue_nentries(ifq->fill))
-		mask = EPOLLOUT | EPOLLWRNORM;
+	} else {
+		if (netgpu_queue_nb_avail(ifq->fill) <
+		    netgpu_queue_nentries(ifq->fill))
+			mask |= EPOLLOUT | EPOLLWRNORM;
+		if (ifq->starved)
+			mask |= EPOLLPRI;
+	}
 	spin_unlock_bh(&ifq->fill_lock);
 	return mask;
 }
 EXPORT_SYMBOL_GPL(netgpu_ifq_poll);
+
+/**
+ * netgpu_ifq_wakeup() - kick a starved queue user space gave buffers to
+ * @ifq: the queue
+ *
+ * NETGPU_IFQ_IOCTL_WAKEUP.  A queue that ran dry receives nothing until
+ * its driver refills the ring, which without a kick waits for the next
+ * interrupt of a packet the ring had room for, or for a watchdog: this
+ * schedules the rx queue's NAPI instance, whose poll refills, in a
+ * driver that retries its refill at each poll.  Nothing to do while the
+ * queue is not starved.
+ *
+ * The flag can stay up while the pool is fed again from its recycle
+ * ring, which does not ask the provider: such a kick only runs one
+ * poll too many.
+ *
+ * Context: Process context; takes rtnl_lock while the queue is starved
+ * (the driver sets and clears its queues' NAPI instances under it,
+ * netif_queue_set_napi()).
+ * Return: 0 (kicked, or not starved); -ENODEV if the queue is not
+ * bound; -ENETDOWN if the device is down; -EOPNOTSUPP if the driver
+ * names no NAPI instance for the rx queue; -EINTR on a fatal signal
+ * while waiting for rtnl_lock.
+ */
+int netgpu_ifq_wakeup(struct netgpu_ifq *ifq)
+{
+	struct net_device *dev;
+	struct napi_struct *napi;
+	bool starved;
+	int err = 0;
+
+	/* As user space read the flag: under the lock that wrote it. */
+	spin_lock_bh(&ifq->fill_lock);
+	if (ifq->state != NETGPU_IFQ_BOUND)
+		err = -ENODEV;
+	starved = ifq->starved;
+	spin_unlock_bh(&ifq->fill_lock);
+	if (err || !starved)
+		return err;
+
+	if (rtnl_lock_killable())
+		return -EINTR;
+	/* The state changes under rtnl_lock too: bound, @dev is held. */
+	dev = ifq->netdev;
+	if (ifq->state != NETGPU_IFQ_BOUND) {
+		err = -ENODEV;
+		goto out;
+	}
+	if (!netif_running(dev)) {
+		err = -ENETDOWN;
+		goto out;
+	}
+	/* The core refuses fewer queues than a bound one needs. */
+	if (WARN_ON_ONCE(ifq->rxq >= dev->real_num_rx_queues)) {
+		err = -ENODEV;
+		goto out;
+	}
+	napi = __netif_get_rx_queue(dev, ifq->rxq)->napi;
+	if (!napi) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	/* napi_schedule() raises NET_RX_SOFTIRQ: it runs at the enable. */
+	local_bh_disable();
+	if (napi_schedule(napi))
+		atomic_long_inc(&ifq->wakeups);
+	local_bh_enable();
+out:
+	rtnl_unlock();
+	return err;
+}
+EXPORT_SYMBOL_GPL(netgpu_ifq_wakeup);
 
 /**
  * netgpu_ifq_mmap() - map an interface queue's fill ring

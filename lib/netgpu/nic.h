@@ -223,6 +223,10 @@ enum netgpu_ifq_state {
  * @scrubbed: the owner took every user reference back
  *	(netgpu_ifq_scrub()); no new one may be taken, as nothing would
  *	take it back.  Under @fill_lock.
+ * @starved: the last refill found no buffer: NETGPU_RING_NEED_WAKEUP is
+ *	set in the fill ring's flags.  Under @fill_lock; only while bound.
+ * @wakeups: NETGPU_IFQ_IOCTL_WAKEUP calls that scheduled the rx queue's
+ *	NAPI instance (not those that found it scheduled already)
  * @wait: poll() waiters of the queue's file
  * @stuck: on the list of queues whose unbind could not restart the rx
  *	queue (under rtnl_lock): the old pool still runs with the NIC, so
@@ -253,6 +257,8 @@ struct netgpu_ifq {
 	atomic_t		in_pool;
 	atomic_t		released_held;
 	bool			scrubbed;
+	bool			starved;
+	atomic_long_t		wakeups;
 	wait_queue_head_t	wait;
 	struct list_head	stuck;
 	struct delayed_work	retry;
@@ -286,6 +292,10 @@ bool netgpu_ifq_holds(const struct netgpu_ifq *ifq,
 		      const struct netgpu_region *r);
 void netgpu_ifq_scrub(struct netgpu_ifq *ifq);
 void netgpu_ifq_get_stats(struct netgpu_ifq *ifq, struct netgpu_stats *st);
+int netgpu_ifq_wakeup(struct netgpu_ifq *ifq);
+#if IS_ENABLED(CONFIG_KUNIT)
+void netgpu_ifq_starving(struct netgpu_ifq *ifq);
+#endif
 void netgpu_ifq_account(struct netgpu_ifq *ifq, struct netgpu_account *a);
 int netgpu_ifq_stuck_show(struct seq_file *m, void *unused);
 __poll_t netgpu_ifq_poll(struct netgpu_ifq *ifq, struct file *file,
@@ -337,6 +347,11 @@ static inline bool netgpu_ifq_holds(const struct netgpu_ifq *ifq,
 				    const struct netgpu_region *r)
 {
 	return false;
+}
+
+static inline int netgpu_ifq_wakeup(struct netgpu_ifq *ifq)
+{
+	return -ENODEV;
 }
 
 static inline void netgpu_ifq_get_stats(struct netgpu_ifq *ifq,

@@ -152,6 +152,23 @@ static inline u32 netgpu_queue_nentries(const struct netgpu_queue *q)
 	return q->nentries;
 }
 
+/**
+ * netgpu_queue_write_flags() - set the flags word user space reads
+ * @q: the queue
+ * @flags: its new value (NETGPU_RING_* flags)
+ *
+ * The kernel is the only writer of &struct netgpu_ring.flags and never
+ * reads it back: the caller keeps its own copy.  A plain store, marked
+ * as user space reads it concurrently; whatever ordering the flag needs
+ * against the indices is the caller's barrier.
+ *
+ * Context: Any context; the caller serializes its writes.
+ */
+static inline void netgpu_queue_write_flags(struct netgpu_queue *q, u32 flags)
+{
+	WRITE_ONCE(q->ring->flags, flags);
+}
+
 /* The largest mapping netgpu_queue_mmap() accepts, a multiple of PAGE_SIZE. */
 static inline size_t netgpu_queue_ring_size(const struct netgpu_queue *q)
 {

@@ -145,8 +145,9 @@ struct netgpu_remove_region {
  * entries with a store-release of ``prod`` after writing them; a consumer
  * reads ``prod`` with a load-acquire before reading the entries, and
  * publishes ``cons`` with a store-release once it is done with them.
- * ``flags`` is written by the kernel and read by user space; no flag is
- * defined yet, user space must ignore the bits it does not know.
+ * ``flags`` is written by the kernel and read by user space, which must
+ * ignore the bits it does not know; the fill ring's is below
+ * (NETGPU_RING_NEED_WAKEUP), the other rings' read 0.
  *
  * The three words are NETGPU_RING_ALIGN bytes apart, so that they sit on
  * different cache lines (and 128-byte line pairs); the layout is the same
@@ -193,7 +194,8 @@ struct netgpu_remove_region {
  * @pad1: keeps @cons off @prod's cache lines
  * @cons: consumer index, written by the consumer only
  * @pad2: keeps @flags off @cons's cache lines
- * @flags: ring flags, written by the kernel; none defined yet (reads 0)
+ * @flags: ring flags, written by the kernel: NETGPU_RING_NEED_WAKEUP (the
+ *	fill ring), or 0
  * @pad3: keeps the entries off @flags's cache lines
  */
 struct netgpu_ring {
@@ -204,6 +206,22 @@ struct netgpu_ring {
 	__u32	flags;
 	__u32	pad3[NETGPU_RING_ALIGN / sizeof(__u32) - 1];
 };
+
+/*
+ * &struct netgpu_ring.flags of a fill ring: the queue ran dry.  A refill
+ * found no buffer, neither in the fill ring nor among those the stack
+ * gave back, so the NIC receives nothing (drops) until its driver refills
+ * again, which may be its next interrupt or watchdog.  Cleared by the
+ * next refill that finds buffers.  User space that produced entries
+ * checks it after a full barrier between its store of ``prod`` and its
+ * load of ``flags`` (libnetgpu's netgpu_fill_submit() does) and, if it
+ * is set, calls NETGPU_IFQ_IOCTL_WAKEUP: either the barrier shows it
+ * the flag, or the kernel's refill, which sets the flag and then reads
+ * ``prod`` again after a barrier of its own, sees the entries.  poll()
+ * of the interface-queue fd reports EPOLLPRI while it is set.  A
+ * queue that stops (unbound, device gone) clears it.
+ */
+#define NETGPU_RING_NEED_WAKEUP		(1U << 0)
 
 /**
  * struct netgpu_rx_desc - entry of the rx ring
@@ -593,6 +611,19 @@ struct netgpu_send {
 	_IOWR(NETGPU_IOCTL_TYPE, 0x14, struct netgpu_attach_socket)
 #define NETGPU_IOCTL_GET_STATS \
 	_IOR(NETGPU_IOCTL_TYPE, 0x20, struct netgpu_stats)
+
+/*
+ * An interface-queue fd: NETGPU_IFQ_IOCTL_WAKEUP, NETGPU_IOCTL_GET_STATS.
+ * WAKEUP schedules the rx queue's NAPI instance when the queue is starved
+ * (NETGPU_RING_NEED_WAKEUP), so that a driver that refills at each poll
+ * refills its ring from the fill ring now; it returns 0 (kicked, or not
+ * starved: nothing to do), -ENODEV if the queue is not bound, -ENETDOWN
+ * if the device is down, -EOPNOTSUPP if the driver names no NAPI
+ * instance for its rx queues, -EINTR on a fatal signal while it waits
+ * for rtnl_lock.
+ */
+#define NETGPU_IFQ_IOCTL_WAKEUP \
+	_IO(NETGPU_IOCTL_TYPE, 0x28)
 
 /*
  * A socket-queue fd: NETGPU_SOCKQ_IOCTL_RECV, NETGPU_SOCKQ_IOCTL_SEND,

@@ -449,7 +449,15 @@ int netgpu_fill_nb_free(struct netgpu_ifq *ifq)
  *
  * Copies as many addresses as there are free slots and publishes them
  * with one store of ->prod.  Each address gives back one reference: one
- * per rx descriptor that named the buffer.
+ * per rx descriptor that named the buffer.  Then, after a full barrier,
+ * reads the ring's flags: a queue that ran dry (NETGPU_RING_NEED_WAKEUP)
+ * is kicked with NETGPU_IFQ_IOCTL_WAKEUP, so that its driver refills
+ * now rather than at its next interrupt (kunit/litmus/netgpu-wakeup.litmus:
+ * with the kernel's barrier, either this load sees the flag or the
+ * kernel's refill sees the entries).  The kick's own errors are not the
+ * submit's: the entries are published; a driver without a NAPI instance
+ * for the queue (-EOPNOTSUPP) refills at its next interrupt, and a queue
+ * that stopped says so in every other call.
  *
  * Return: the number submitted (0 when the ring is full), or -EINVAL for
  * a NULL @ifq (or NULL @addrs with @n), -EPROTO for an impossible ->cons.
@@ -477,6 +485,14 @@ int netgpu_fill_submit(struct netgpu_ifq *ifq, const uint64_t *addrs,
 				 addrs[i], __ATOMIC_RELAXED);
 	r->cached_prod += nb;
 	netgpu_ring_prod_submit(r);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* E, matches the kernel's (E) */
+	if (__atomic_load_n(&r->hdr->flags, __ATOMIC_RELAXED) &
+	    NETGPU_RING_NEED_WAKEUP) {
+		int saved = errno;
+
+		netgpu__sys.ioctl(ifq->fd, NETGPU_IFQ_IOCTL_WAKEUP, NULL);
+		errno = saved;
+	}
 	return nb;
 }
 

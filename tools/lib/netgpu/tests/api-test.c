@@ -160,6 +160,7 @@ static struct {
 	unsigned long last_req;
 	uint32_t recv_status[4];	/* RECV answers, in turn, then EOF */
 	int recv_calls;
+	int wakeups;			/* NETGPU_IFQ_IOCTL_WAKEUP calls */
 } fk;
 
 static int zero(const void *p, size_t len)
@@ -297,6 +298,12 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		s->bytes = iov[0].len + iov[1].len;
 		return 0;
 	}
+	case NETGPU_IFQ_IOCTL_WAKEUP:
+		CHECK(fd == fk.last_fd && !arg);
+		fk.wakeups++;
+		/* The library must not pass this on: errno as it was. */
+		errno = EOPNOTSUPP;
+		return -1;
 	case NETGPU_IOCTL_GET_STATS: {
 		struct netgpu_stats *st = arg;
 
@@ -364,9 +371,21 @@ static void check_info(void)
 		__atomic_store_n(&k->flags, 0x5, __ATOMIC_RELAXED);
 		CHECK(netgpu_fill_info(ifq, &ri) == 0);
 		CHECK(ri.prod == 4 && ri.cons == 3 && ri.flags == 0x5);
-		/* ->prod: what the library published last. */
+		/*
+		 * ->prod: what the library published last.  The queue
+		 * starved (NETGPU_RING_NEED_WAKEUP): the submit kicks it,
+		 * once, and a failed kick is not the submit's error.
+		 */
+		fk.wakeups = 0;
+		errno = 0;
 		CHECK(netgpu_fill_submit(ifq, c, 4) == 4);
+		CHECK(fk.wakeups == 1 && errno == 0);
 		CHECK(netgpu_fill_info(ifq, &ri) == 0 && ri.prod == 8);
+		/* Only bits the library does not know: no kick. */
+		__atomic_store_n(&k->cons, 8, __ATOMIC_RELEASE);
+		__atomic_store_n(&k->flags, 0x4, __ATOMIC_RELAXED);
+		CHECK(netgpu_fill_submit(ifq, c, 1) == 1);
+		CHECK(fk.wakeups == 1);
 		munmap(k, 4096);
 	}
 	netgpu_ifq_close(ifq);
