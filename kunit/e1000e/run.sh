@@ -214,6 +214,30 @@ case_netgpu_rx_host() {
 	return $ktap_fail
 }
 
+# Issue 27: a starved queue, kicked.  netgpu-rx holds every buffer of
+# 4 MiB of host memory (1024 buffers) until the queue starves: poll() on
+# its fd reports POLLPRI and the fill ring's NETGPU_RING_NEED_WAKEUP is
+# up, while the emulated 82574 has no descriptor left to write (QEMU
+# holds the packets) and raises no interrupt.  It then gives every
+# buffer back and calls NETGPU_IFQ_IOCTL_WAKEUP, which must return 0:
+# patches/0020 names e1000e's NAPI instance for its queue (without it,
+# -EOPNOTSUPP), whose poll refills the ring.  The 16 MiB stream then
+# completes, every byte checked, and the flag is down at its end.  How
+# soon the data came again is printed, not judged.
+case_netgpu_rx_starve() {
+	ktap_check "netgpu-rx --hostile starve: 16 MiB through 4 MiB of host memory, every byte checked" \
+		ngrx e1000e_rx_starve $((16 << 20)) $((SEED + 12)) -m host -s 4 \
+		--hostile starve
+	ktap_check "it starved: POLLPRI with NETGPU_RING_NEED_WAKEUP (flags 0x1)" \
+		grep -q '^netgpu-rx: starved at [0-9]* bytes, [0-9]* buffers held: POLLPRI, flags 0x1$' /tmp/ngrx.out
+	ktap_check "the kick succeeded: NETGPU_IFQ_IOCTL_WAKEUP returned 0" \
+		grep -q '^netgpu-rx: kicked (NETGPU_IFQ_IOCTL_WAKEUP: 0)' /tmp/ngrx.out
+	ktap_check "fed again, the flag went down" \
+		grep -q '^netgpu-rx: after the stream: fill ring flags 0x0$' /tmp/ngrx.out
+	ktap_check "no page pool left behind" ngrx_pools_gone
+	return $ktap_fail
+}
+
 # At MTU 9000 (bound after the change): a segment fills the header
 # buffer and three provider buffers.
 case_netgpu_rx_udmabuf() {
@@ -850,10 +874,11 @@ e1k_case() {
 	ktap_case "$1" "$2"
 }
 
-ktap_begin e1000e_rx 15
+ktap_begin e1000e_rx 16
 e1k_case e1000e_rx_setup case_setup
 e1k_case e1000e_rx_unbound case_unbound
 e1k_case e1000e_rx_netgpu_host case_netgpu_rx_host
+e1k_case e1000e_rx_netgpu_starve case_netgpu_rx_starve
 e1k_case e1000e_rx_netgpu_udmabuf case_netgpu_rx_udmabuf
 e1k_case e1000e_rx_p2pmem case_netgpu_rx_p2pmem
 e1k_case e1000e_rx_p2pmem_unbind case_netgpu_rx_p2pmem_unbind

@@ -65,7 +65,7 @@ struct rx_drm_prime_handle {
 #define RX_BATCH	256
 
 enum rx_mem { RX_HOST, RX_UDMABUF, RX_DRM, RX_P2PMEM };
-enum rx_hostile { RX_NICE, RX_HOLD, RX_GARBAGE, RX_DOUBLE };
+enum rx_hostile { RX_NICE, RX_HOLD, RX_GARBAGE, RX_DOUBLE, RX_STARVE };
 
 struct rx_region {
 	uint64_t addr;		/* in the context's address space */
@@ -101,6 +101,9 @@ struct rx {
 	int eof;
 	int stopped;			/* the queue stopped (--revoked) */
 	int paused;			/* --pause-at reached */
+	int starved;			/* --hostile starve: 1 starved, 2 kicked */
+	uint64_t kicked_at;		/* bytes when the held buffers went back */
+	double kick_time;
 };
 
 static volatile sig_atomic_t rx_stop;
@@ -154,7 +157,13 @@ static const char rx_help_text[] =
 "                        buffers back: the stream stalls, then the tool\n"
 "                        exits 0 after --timeout), garbage (also give back\n"
 "                        addresses it never got), double (give each back\n"
-"                        twice: the kernel takes it once)\n"
+"                        twice: the kernel takes it once), starve (hold\n"
+"                        every buffer until the queue is starved: poll()\n"
+"                        on the queue's fd reports POLLPRI and the fill\n"
+"                        ring's NETGPU_RING_NEED_WAKEUP is set; then\n"
+"                        kick it with NETGPU_IFQ_IOCTL_WAKEUP (must\n"
+"                        succeed), give every buffer back at once and\n"
+"                        go on: the stream must resume and the flag go)\n"
 "      --make-it-fail    put this process under the fault-injection task\n"
 "                        filter (/proc/self/make-it-fail) before it\n"
 "                        registers anything\n"
@@ -422,6 +431,11 @@ static int rx_give_back(struct rx *rx, uint64_t buf)
 	uint64_t addrs[3] = { buf };
 
 	switch (rx->hostile) {
+	case RX_STARVE:
+		/* Held until the kick, then given back as RX_NICE does. */
+		if (rx->starved)
+			break;
+		__attribute__((fallthrough));
 	case RX_HOLD:
 		/* Kept, and remembered for rx_check_urefs(). */
 		if (rx->nheld == rx->held_max) {
@@ -613,6 +627,84 @@ static int rx_remove(struct rx *rx)
  * --revoked: note once when the queue stops without the tool removing
  * anything (the kernel revoked a region: its provider went).
  */
+/*
+ * --hostile starve: once the queue is starved (POLLPRI, the ring's flag
+ * up), kick it and give every held buffer back in one submit.  1 on a
+ * failure.
+ */
+static int rx_starve(struct rx *rx)
+{
+	struct pollfd pfd = { .fd = netgpu_ifq_fd(rx->ifq), .events = POLLPRI };
+	struct netgpu_ring_info ri;
+	int err;
+
+	if (rx->hostile != RX_STARVE || rx->starved || !rx->nheld ||
+	    poll(&pfd, 1, 0) != 1 || !(pfd.revents & POLLPRI))
+		return 0;
+	err = netgpu_fill_info(rx->ifq, &ri);
+	if (err)
+		return rx_fail("netgpu_fill_info", err);
+	printf("netgpu-rx: starved at %llu bytes, %zu buffers held: POLLPRI, flags 0x%x\n",
+	       (unsigned long long)rx->got, rx->nheld, ri.flags);
+	if (!(ri.flags & NETGPU_RING_NEED_WAKEUP)) {
+		fprintf(stderr, "netgpu-rx: POLLPRI without NETGPU_RING_NEED_WAKEUP\n");
+		return 1;
+	}
+	rx->starved = 1;
+	/*
+	 * The kick first, while the queue is starved, for its answer (a
+	 * driver with no NAPI instance for the queue: EOPNOTSUPP); its poll
+	 * finds nothing to refill with.  Then the buffers, whose submit
+	 * kicks again (libnetgpu) and refills.
+	 */
+	err = ioctl(netgpu_ifq_fd(rx->ifq), NETGPU_IFQ_IOCTL_WAKEUP);
+	if (err) {
+		err = -errno;
+		return rx_fail("NETGPU_IFQ_IOCTL_WAKEUP", err);
+	}
+	if (rx_fill(rx, rx->held, rx->nheld))
+		return 1;
+	printf("netgpu-rx: kicked (NETGPU_IFQ_IOCTL_WAKEUP: 0), %zu buffers given back\n",
+	       rx->nheld);
+	fflush(stdout);
+	rx->nheld = 0;
+	rx->starved = 2;
+	rx->kicked_at = rx->got;
+	rx->kick_time = rx_now();
+	return 0;
+}
+
+/* --hostile starve, at the end: fed again, the queue is not starved. */
+static int rx_flag_down(struct rx *rx)
+{
+	struct netgpu_ring_info ri;
+	int err = netgpu_fill_info(rx->ifq, &ri);
+
+	if (err)
+		return rx_fail("netgpu_fill_info", err);
+	printf("netgpu-rx: after the stream: fill ring flags 0x%x\n", ri.flags);
+	if (ri.flags & NETGPU_RING_NEED_WAKEUP) {
+		fprintf(stderr, "netgpu-rx: NETGPU_RING_NEED_WAKEUP still up\n");
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * --hostile starve: the first bytes after the kick (informational: some
+ * may have been in the socket before; that the stream goes on past the
+ * memory held shows the refill), and at the end the flag must be down.
+ */
+static void rx_resumed(struct rx *rx)
+{
+	if (rx->starved != 2 || rx->got == rx->kicked_at)
+		return;
+	rx->starved = 3;
+	printf("netgpu-rx: data again %.3f s after the kick\n",
+	       rx_now() - rx->kick_time);
+	fflush(stdout);
+}
+
 static void rx_watch_queue(struct rx *rx)
 {
 	struct pollfd pfd = { .fd = netgpu_ifq_fd(rx->ifq) };
@@ -851,6 +943,9 @@ static int rx_run(struct rx *rx)
 			last = rx_now();
 		}
 		rx_watch_queue(rx);
+		if (rx_starve(rx))
+			return 1;
+		rx_resumed(rx);
 		if (r.status & NETGPU_RECV_EOF) {
 			rx->eof = 1;
 			break;
@@ -1113,6 +1208,8 @@ int main(int argc, char **argv)
 				rx.hostile = RX_GARBAGE;
 			else if (!strcmp(optarg, "double"))
 				rx.hostile = RX_DOUBLE;
+			else if (!strcmp(optarg, "starve"))
+				rx.hostile = RX_STARVE;
 			else
 				return rx_help(stderr), 2;
 			break;
@@ -1168,6 +1265,15 @@ int main(int argc, char **argv)
 	}
 	if (rx.mismatches || (rx.bytes && rx.got != rx.bytes &&
 			      rx.hostile != RX_HOLD))
+		ret = 1;
+	/* A starve run that never starved, or never resumed, showed nothing. */
+	if (rx.hostile == RX_STARVE && rx.starved != 3) {
+		fprintf(stderr, "netgpu-rx: --hostile starve: the queue %s\n",
+			rx.starved ? "never resumed after the kick" :
+				     "never starved");
+		ret = 1;
+	}
+	if (rx.hostile == RX_STARVE && rx_flag_down(&rx))
 		ret = 1;
 	/*
 	 * After a revocation too: the contexts' revoke work unbound the
