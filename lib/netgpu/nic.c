@@ -1615,7 +1615,8 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_poll);
  * (the driver sets and clears its queues' NAPI instances under it,
  * netif_queue_set_napi()).
  * Return: 0 (kicked, or not starved); -ENODEV if the queue is not
- * bound; -ENETDOWN if the device is down; -EOPNOTSUPP if the driver
+ * bound; -ENETDOWN if the device is down or detached (suspended, in
+ * error recovery); -EOPNOTSUPP if the driver
  * names no NAPI instance for the rx queue; -EINTR on a fatal signal
  * while waiting for rtnl_lock.
  */
@@ -1643,7 +1644,11 @@ int netgpu_ifq_wakeup(struct netgpu_ifq *ifq)
 		err = -ENODEV;
 		goto out;
 	}
-	if (!netif_running(dev)) {
+	/*
+	 * Down, or detached (suspended, in error recovery): the driver's
+	 * poll must not refill a ring it is taking down.
+	 */
+	if (!netif_running(dev) || !netif_device_present(dev)) {
 		err = -ENETDOWN;
 		goto out;
 	}
