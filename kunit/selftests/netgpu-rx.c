@@ -101,7 +101,7 @@ struct rx {
 	int eof;
 	int stopped;			/* the queue stopped (--revoked) */
 	int paused;			/* --pause-at reached */
-	int starved;			/* --hostile starve: 1 starved, 2 kicked */
+	int starved;			/* starve: 1 starved, 2 kicked, 3 resumed */
 	uint64_t kicked_at;		/* bytes when the held buffers went back */
 	double kick_time;
 };
@@ -697,7 +697,7 @@ static int rx_flag_down(struct rx *rx)
 /*
  * --hostile starve: the first bytes after the kick (informational: some
  * may have been in the socket before; that the stream goes on past the
- * memory held shows the refill), and at the end the flag must be down.
+ * memory held shows the refill).
  */
 static void rx_resumed(struct rx *rx)
 {

@@ -1616,9 +1616,8 @@ EXPORT_SYMBOL_GPL(netgpu_ifq_poll);
  * netif_queue_set_napi()).
  * Return: 0 (kicked, or not starved); -ENODEV if the queue is not
  * bound; -ENETDOWN if the device is down or detached (suspended, in
- * error recovery); -EOPNOTSUPP if the driver
- * names no NAPI instance for the rx queue; -EINTR on a fatal signal
- * while waiting for rtnl_lock.
+ * error recovery); -EOPNOTSUPP if the driver names no NAPI instance for
+ * the rx queue; -EINTR on a fatal signal while waiting for rtnl_lock.
  */
 int netgpu_ifq_wakeup(struct netgpu_ifq *ifq)
 {
