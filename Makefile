@@ -109,7 +109,7 @@ netdevsim-check: stage
 # e1000e's page_pool packet split and memory provider (patches/0015-0016)
 # under TCP between two emulated e1000e NICs in QEMU (kunit/e1000e/), on
 # the kernel that `make kunit` built last; writes
-# build/e1000e.{ktap,json,console.log}.  E1000E_RX_BYTES= (default 64 MiB)
+# build/e1000e.{ktap,json,console.log}.  E1000E_RX_BYTES= (default 16 MiB)
 # E1000E_BYTES= E1000E_SMALL= E1000E_SEED= (scripts/e1000e-check).
 e1000e-check: stage
 	@scripts/e1000e-check

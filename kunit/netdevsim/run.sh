@@ -30,9 +30,12 @@
 # 4194304), nsim_seed (default 1), nsim_netgpu_bytes (default 32768, a
 # multiple of 8:
 # the netgpu transfers, which the receiver cannot read, so they must fit
-# its receive buffer), nsim_rx_bytes (default 268435456: the netgpu-rx
+# its receive buffer), nsim_rx_bytes (default 67108864: the netgpu-rx
 # transfers over IPv4 into host memory, a udmabuf, a vgem buffer and a
-# virtio-gpu buffer),
+# virtio-gpu buffer, libnetgpu's example and the zero-copy send; four
+# passes through their 16 MiB regions),
+# nsim_cut_bytes (default 1073741824: the streams cut by design, by an
+# unplug or a SIGKILL, never complete),
 # nsim_rx_small (default 16777216: the hostile users' and the memory
 # removed mid-stream, received and sent, and the send with loss), nsim_gcov (1: print the .gcda files at the end,
 # for make coverage).
@@ -60,7 +63,8 @@ FUZZ_SEED=${nsim_fuzz_seed:-1}
 NGRX_PIN=
 NG_PAGES=512
 NG_BYTES=${nsim_netgpu_bytes:-32768}
-RX_BYTES=${nsim_rx_bytes:-268435456}
+RX_BYTES=${nsim_rx_bytes:-67108864}
+CUT_BYTES=${nsim_cut_bytes:-1073741824}
 RX_SMALL=${nsim_rx_small:-16777216}
 NG_OK=0
 
@@ -970,7 +974,7 @@ case_netgpu_rx_unplug() {
 	ktap_check "netgpu-rx listening on $IF_C" \
 		ngrx_start netgpu_rx_unplug -i "$IF_C" -m host -s 4 -t 5
 	NGRX_PIN=
-	( ex_b taskset -c 1 timeout 60 "$NSIM_TCP" send 10.78.0.1 $PORT "$RX_BYTES" $((SEED + 40)) ) > /tmp/send.out 2>&1 &
+	( ex_b taskset -c 1 timeout 60 "$NSIM_TCP" send 10.78.0.1 $PORT "$CUT_BYTES" $((SEED + 40)) ) > /tmp/send.out 2>&1 &
 	spid=$!
 	wait_for /tmp/ngrx.out '^netgpu-rx: bound' 30
 	sleep 1
@@ -992,8 +996,8 @@ case_netgpu_rx_unplug() {
 	kill "$spid" 2>/dev/null
 	wait "$spid"
 	got=$(sed -n 's/^netgpu-rx: bytes=\([0-9]*\) .*/\1/p' /tmp/ngrx.out)
-	ktap_check "netgpu-rx got part of the stream (${got:-none} of $RX_BYTES bytes), all of it right" \
-		sh -c "[ '${got:-0}' -gt 0 ] && [ '${got:-0}' -lt $RX_BYTES ] && grep -q ' mismatches=0 ' /tmp/ngrx.out"
+	ktap_check "netgpu-rx got part of the stream (${got:-none} of $CUT_BYTES bytes), all of it right" \
+		sh -c "[ '${got:-0}' -gt 0 ] && [ '${got:-0}' -lt $CUT_BYTES ] && grep -q ' mismatches=0 ' /tmp/ngrx.out"
 	# The reads freed skbs that C's NAPI allocated on another CPU:
 	# skb_attempt_defer_free() parks them on that CPU's defer list, which
 	# only its next NET_RX softirq empties, and with C gone that CPU may
@@ -1195,16 +1199,16 @@ case_netgpu_tx_killed() {
 	echo 1 > $A_DFS/rx_split
 	p0=$(pins_out)
 	ktap_check "tx_killed: nsim_tcp listening in A" \
-		ngtx_recv "$RX_BYTES" $((SEED + 62)) || return 1
+		ngtx_recv "$CUT_BYTES" $((SEED + 62)) || return 1
 	o0=$(ip_in_octets "$PID_A")
-	( ex_b timeout 300 "$NSIM_NETGPU" send "$IF_B" "$A_IP" $PORT "$RX_BYTES" \
+	( ex_b timeout 300 "$NSIM_NETGPU" send "$IF_B" "$A_IP" $PORT "$CUT_BYTES" \
 		$((SEED + 62)) host ) > /tmp/ngtx.out 2>&1 &
 	pid=$!
 	wait_for /tmp/ngtx.out '^attached socket|^nsim_netgpu: exit' 30 "$pid"
 	# Killed once a MiB of the stream has arrived.
 	wait_octets "$PID_A" $((o0 + 1048576)) 30
 	o1=$(ip_in_octets "$PID_A")
-	ktap_check "tx_killed: nsim_netgpu (pid $pid) sending, $((o1 - o0)) IP bytes of the $RX_BYTES-byte stream in" \
+	ktap_check "tx_killed: nsim_netgpu (pid $pid) sending, $((o1 - o0)) IP bytes of the $CUT_BYTES-byte stream in" \
 		alive_as "$pid" nsim_netgpu
 	kill -KILL "$pid"
 	wait "$pid"
@@ -1215,8 +1219,8 @@ case_netgpu_tx_killed() {
 	got=$(sed -n 's/^nsim_tcp: recv bytes=\([0-9]*\) .*/\1/p' /tmp/recv.out)
 	ktap_check "tx_killed: nsim_netgpu died of the SIGKILL (status $rc, 137 expected) before its report" \
 		sh -c "[ $rc -eq 137 ] && ! grep -q '^nsim_netgpu: send bytes=' /tmp/ngtx.out"
-	ktap_check "tx_killed: A got part of the stream (${got:-none} of $RX_BYTES bytes), all of it right, and ended (exit $rrc)" \
-		sh -c "[ '${got:-0}' -gt 0 ] && [ '${got:-0}' -lt $RX_BYTES ] && grep -q ' mismatches=0 ' /tmp/recv.out"
+	ktap_check "tx_killed: A got part of the stream (${got:-none} of $CUT_BYTES bytes), all of it right, and ended (exit $rrc)" \
+		sh -c "[ '${got:-0}' -gt 0 ] && [ '${got:-0}' -lt $CUT_BYTES ] && grep -q ' mismatches=0 ' /tmp/recv.out"
 	ktap_check "tx_killed: every page it pinned unpinned within 30 s (no more than the $p0 pins out before it)" \
 		ngtx_pins_back "$p0" 30
 	ktap_check "tx_killed: no process left (sender pid $pid: $(pstate "$pid"), receiver pid $NGTX_RX: $(pstate "$NGTX_RX"))" \
