@@ -39,8 +39,10 @@
  * are done (scripts/kmemleak-boot, whose console make check fails on
  * any "unreferenced object") may pass netgpu_splat.case_scan=0: the
  * sweeps then run without their own scans and every leak is still
- * reported, by allocation backtrace rather than by case.  A case that
- * expects a leak (the canary's) scans regardless.  kunit.py's boots,
+ * reported, by allocation backtrace rather than by case.  So do the
+ * suites whose .exit is netgpu_splat_exit_kmemleak() (netgpu_torture's
+ * campaign).  A case that expects a leak (the armed canary's) scans
+ * regardless.  kunit.py's boots,
  * which have no user space to scan, keep the default: every sweep is
  * scanned.
  */
@@ -69,8 +71,11 @@
 
 #include "splat.h"
 
+/* Built in (every kunitconfig of the tree), not "splat.": */
+#ifndef MODULE
 #undef MODULE_PARAM_PREFIX
 #define MODULE_PARAM_PREFIX "netgpu_splat."
+#endif
 
 static bool case_scan = true;
 module_param(case_scan, bool, 0444);
@@ -290,7 +295,8 @@ EXPORT_SYMBOL_GPL(netgpu_splat_expect);
  * netgpu_splat_exit() then runs netgpu_splat_kmemleak_scan() once the
  * case's resources are released, unless the case was skipped, so that
  * an object the case leaked fails it.  netgpu_kunit_need_fail_nth()
- * calls it: every fault sweep is leak-checked.
+ * calls it: every fault sweep is leak-checked, by its own scan or, in a
+ * boot with netgpu_splat.case_scan=0, by the boot's scan at its end.
  *
  * Context: Process context, the case's thread.
  */
@@ -522,7 +528,8 @@ EXPORT_SYMBOL_GPL(netgpu_splat_exit);
  * @test: the case that just ran
  *
  * As netgpu_splat_exit(), with a kmemleak scan after every case that was
- * not skipped (about 5 s each: for suites of few, long cases).
+ * not skipped (about 5 s each: for suites of few, long cases), unless
+ * the boot passed netgpu_splat.case_scan=0 and scans at its end.
  *
  * Context: Process context, KUnit's cleanup thread of the case.
  */
