@@ -1303,6 +1303,80 @@ static void netgpu_nic_test_wakeup_second_look(struct kunit *test)
 	nic_pool_done(test, ifq, pp);
 }
 
+/*
+ * Issue 27: the netdev family's queue-get and page-pool-get name the
+ * netgpu context of a bound queue and of the page pool it fills: the
+ * provider's nl_fill (patches/0021-0022), reached through the queue's
+ * and the pool's own provider parameters, puts a netgpu nest with the
+ * context's id; a message without room for it is left as it was; an
+ * unbound queue has no provider left to report.
+ */
+static void netgpu_nic_test_nl_fill(struct kunit *test)
+{
+	struct nlattr *tb[NETDEV_A_NETGPU_PROVIDER_INFO_MAX + 1];
+	struct nic_fix *f = nic_fix(test, 2);
+	struct netgpu_ifq *ifq = nic_new_ifq(test, f);
+	const struct memory_provider_ops *ops;
+	struct mock_nic *nic = f->nic;
+	struct netdev_rx_queue *rxq;
+	struct sk_buff *skb;
+	struct nlattr *nest;
+	unsigned int len;
+	void *priv;
+	int i, err;
+	u32 q = 0;
+
+	mock_nic_register(test, nic);
+	ifq->ctx_id = 0x5eed;
+	KUNIT_ASSERT_EQ(test, nic_bind(ifq, nic, &q, false), 0);
+	rxq = __netif_get_rx_queue(nic->ndev, q);
+	for (i = 0; i < 2; i++) {
+		/* The queue (queue-get), then its pool (page-pool-get). */
+		ops = i ? nic->pp->mp_ops : rxq->mp_params.mp_ops;
+		priv = i ? nic->pp->mp_priv : rxq->mp_params.mp_priv;
+		/* Expectations, not assertions: the queue is unbound below. */
+		KUNIT_EXPECT_PTR_EQ(test, priv, (void *)ifq);
+		KUNIT_EXPECT_TRUE(test, ops && ops->nl_fill);
+		if (!ops || !ops->nl_fill)
+			continue;
+		skb = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+		KUNIT_EXPECT_NOT_NULL(test, skb);
+		if (!skb)
+			continue;
+		rtnl_lock();
+		err = ops->nl_fill(priv, skb, i ? NULL : rxq);
+		rtnl_unlock();
+		KUNIT_EXPECT_EQ(test, err, 0);
+		nest = (struct nlattr *)skb->data;
+		KUNIT_EXPECT_EQ(test, skb->len, nla_total_size(nla_total_size(4)));
+		KUNIT_EXPECT_EQ(test, nla_type(nest),
+				i ? NETDEV_A_PAGE_POOL_NETGPU : NETDEV_A_QUEUE_NETGPU);
+		KUNIT_EXPECT_EQ(test, nla_parse_nested(tb,
+						       NETDEV_A_NETGPU_PROVIDER_INFO_MAX,
+						       nest, NULL, NULL), 0);
+		KUNIT_EXPECT_NOT_NULL(test, tb[NETDEV_A_NETGPU_PROVIDER_INFO_CTX_ID]);
+		if (tb[NETDEV_A_NETGPU_PROVIDER_INFO_CTX_ID])
+			KUNIT_EXPECT_EQ(test,
+					nla_get_u32(tb[NETDEV_A_NETGPU_PROVIDER_INFO_CTX_ID]),
+					0x5eed);
+
+		/* Room for the nest's header, not for the id in it. */
+		skb_put(skb, skb_tailroom(skb) - nla_total_size(0) - 2);
+		len = skb->len;
+		rtnl_lock();
+		err = ops->nl_fill(priv, skb, i ? NULL : rxq);
+		rtnl_unlock();
+		KUNIT_EXPECT_EQ(test, err, -EMSGSIZE);
+		KUNIT_EXPECT_EQ(test, skb->len, len);
+		kfree_skb(skb);
+	}
+
+	nic_unbind(ifq);
+	KUNIT_EXPECT_NULL(test, rxq->mp_params.mp_ops);
+	netgpu_ifq_scrub(ifq);
+	nic_wait_pool_gone(test, f, ifq);
+}
+
 /* Every allocation of a bind failed in turn: the old queue each time. */
 static void netgpu_nic_test_bind_fail_nth(struct kunit *test)
 {
@@ -2498,6 +2572,7 @@ static struct kunit_case nic_test_cases[] = {
 	KUNIT_CASE(netgpu_nic_test_bind_unbind),
 	KUNIT_CASE(netgpu_nic_test_bind_fails),
 	KUNIT_CASE(netgpu_nic_test_wakeup),
+	KUNIT_CASE(netgpu_nic_test_nl_fill),
 	KUNIT_CASE(netgpu_nic_test_wakeup_second_look),
 	KUNIT_CASE(netgpu_nic_test_bind_fail_nth),
 	KUNIT_CASE(netgpu_nic_test_region_exclusive),

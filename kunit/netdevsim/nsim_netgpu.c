@@ -59,7 +59,8 @@
  *
  * netlink: dumps the rx/tx queues of <ifname> (netdev queue-get) and the
  * page pools of the namespace (page-pool-get; only <ifname>'s, unless
- * "-"), and fails if any of them reports a dma-buf.
+ * "-"), each with the netgpu context id of its netgpu nest
+ * (patches/0022) or "none", and fails if any of them reports a dma-buf.
  *
  * udmabuf-sweep <pages>: UDMABUF_CREATE of a sealed memfd of <pages>
  * pages with its 1st, 2nd, ... slab or page allocation failing
@@ -205,6 +206,10 @@ NG_ASSERT(sizeof(struct netgpu_send_iov) == 16);
 #define NG_NETDEV_A_QUEUE_TYPE		3
 #define NG_NETDEV_A_QUEUE_NAPI_ID	4
 #define NG_NETDEV_A_QUEUE_DMABUF	5
+/* patches/0022's: the netgpu nest of a queue and of a page pool. */
+#define NG_NETDEV_A_QUEUE_NETGPU	6
+#define NG_NETDEV_A_PAGE_POOL_NETGPU	8
+#define NG_NETDEV_A_NETGPU_PROVIDER_INFO_CTX_ID 1
 
 #define NG_FILL_ENTRIES		256
 #define NG_WAIT_MS		30000	/* accept, data queued */
@@ -1177,6 +1182,7 @@ static unsigned long long ng_nla_uint(const struct nlattr *a)
 struct ng_attrs {
 	unsigned long long val[16];
 	int has[16];
+	const struct nlattr *attr[16];	/* in the message being parsed */
 };
 
 static void ng_nl_parse(const struct nlmsghdr *nh, struct ng_attrs *at)
@@ -1193,6 +1199,7 @@ static void ng_nl_parse(const struct nlmsghdr *nh, struct ng_attrs *at)
 		if (t < 16) {
 			at->has[t] = 1;
 			at->val[t] = ng_nla_uint(a);
+			at->attr[t] = a;
 		}
 		len -= NLA_ALIGN(a->nla_len);
 		a = (const struct nlattr *)((const char *)a + NLA_ALIGN(a->nla_len));
@@ -1210,6 +1217,35 @@ static const char *ng_opt(const struct ng_attrs *at, int type)
 	i = (i + 1) % 4;
 	snprintf(buf[i], sizeof(buf[i]), "%llu", at->val[type]);
 	return buf[i];
+}
+
+/*
+ * The context id in the netgpu nest @type (patches/0022) for printing,
+ * "none" without the nest, "bad" if the nest has no u32 id in it.
+ */
+static const char *ng_netgpu_nest(const struct ng_attrs *at, int type)
+{
+	static char buf[4][24];
+	static int i;
+	const struct nlattr *n = at->attr[type], *a;
+	int len;
+
+	if (!at->has[type])
+		return "none";
+	a = (const struct nlattr *)((const char *)n + NLA_HDRLEN);
+	len = n->nla_len - NLA_HDRLEN;
+	while (len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len) {
+		if ((a->nla_type & NLA_TYPE_MASK) ==
+		    NG_NETDEV_A_NETGPU_PROVIDER_INFO_CTX_ID &&
+		    a->nla_len == NLA_HDRLEN + 4) {
+			i = (i + 1) % 4;
+			snprintf(buf[i], sizeof(buf[i]), "%llu", ng_nla_uint(a));
+			return buf[i];
+		}
+		len -= NLA_ALIGN(a->nla_len);
+		a = (const struct nlattr *)((const char *)a + NLA_ALIGN(a->nla_len));
+	}
+	return "bad";
 }
 
 typedef void (*ng_nl_cb)(const struct nlmsghdr *nh, void *arg);
@@ -1252,7 +1288,7 @@ static void ng_family_cb(const struct nlmsghdr *nh, void *arg)
 
 struct ng_nl_seen {
 	int ifindex;		/* 0: every page pool of the namespace */
-	unsigned int queues, pools, inflight, dmabuf;
+	unsigned int queues, pools, inflight, dmabuf, netgpu;
 };
 
 static void ng_queue_cb(const struct nlmsghdr *nh, void *arg)
@@ -1265,11 +1301,13 @@ static void ng_queue_cb(const struct nlmsghdr *nh, void *arg)
 		return;
 	seen->queues++;
 	seen->dmabuf += at.has[NG_NETDEV_A_QUEUE_DMABUF];
-	printf("queue ifindex %llu %s %llu napi %llu dmabuf %s\n",
+	seen->netgpu += at.has[NG_NETDEV_A_QUEUE_NETGPU];
+	printf("queue ifindex %llu %s %llu napi %llu dmabuf %s netgpu %s\n",
 	       at.val[NG_NETDEV_A_QUEUE_IFINDEX],
 	       at.val[NG_NETDEV_A_QUEUE_TYPE] ? "tx" : "rx",
 	       at.val[NG_NETDEV_A_QUEUE_ID], at.val[NG_NETDEV_A_QUEUE_NAPI_ID],
-	       ng_opt(&at, NG_NETDEV_A_QUEUE_DMABUF));
+	       ng_opt(&at, NG_NETDEV_A_QUEUE_DMABUF),
+	       ng_netgpu_nest(&at, NG_NETDEV_A_QUEUE_NETGPU));
 }
 
 static void ng_pool_cb(const struct nlmsghdr *nh, void *arg)
@@ -1284,12 +1322,14 @@ static void ng_pool_cb(const struct nlmsghdr *nh, void *arg)
 	seen->pools++;
 	seen->inflight += at.val[NG_NETDEV_A_PAGE_POOL_INFLIGHT] != 0;
 	seen->dmabuf += at.has[NG_NETDEV_A_PAGE_POOL_DMABUF];
-	printf("page-pool id %llu ifindex %s inflight %llu detached %s dmabuf %s\n",
+	seen->netgpu += at.has[NG_NETDEV_A_PAGE_POOL_NETGPU];
+	printf("page-pool id %llu ifindex %s inflight %llu detached %s dmabuf %s netgpu %s\n",
 	       at.val[NG_NETDEV_A_PAGE_POOL_ID],
 	       ng_opt(&at, NG_NETDEV_A_PAGE_POOL_IFINDEX),
 	       at.val[NG_NETDEV_A_PAGE_POOL_INFLIGHT],
 	       at.has[NG_NETDEV_A_PAGE_POOL_DETACH_TIME] ? "yes" : "no",
-	       ng_opt(&at, NG_NETDEV_A_PAGE_POOL_DMABUF));
+	       ng_opt(&at, NG_NETDEV_A_PAGE_POOL_DMABUF),
+	       ng_netgpu_nest(&at, NG_NETDEV_A_PAGE_POOL_NETGPU));
 }
 
 static void ng_genl_req(struct ng_nlbuf *req, int type, int cmd, int flags)
@@ -1343,8 +1383,8 @@ static int do_netlink(int argc, char **argv)
 		return 1;
 	}
 	close(fd);
-	printf("netlink: queues=%u pools=%u pools_inflight=%u dmabuf_attrs=%u\n",
-	       seen.queues, seen.pools, seen.inflight, seen.dmabuf);
+	printf("netlink: queues=%u pools=%u pools_inflight=%u dmabuf_attrs=%u netgpu_nests=%u\n",
+	       seen.queues, seen.pools, seen.inflight, seen.dmabuf, seen.netgpu);
 	return seen.dmabuf ? 1 : 0;
 }
 

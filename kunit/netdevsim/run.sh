@@ -558,9 +558,13 @@ case_netgpu_bind() {
 # While bound and with data queued: (a) recvmsg(MSG_SOCK_DEVMEM) on the
 # netgpu flow (patches/0011), (b) a non-mmap AF_PACKET reader on A, which
 # clones and trims every skb (patches/0013), (c) netlink queue-get and
-# page-pool-get of A (patches/0012).  A splat fails the console scan.
+# page-pool-get of A (patches/0012), (d) which name the bound queue's
+# netgpu context, and the pool's, by the id the tool's fds show in
+# their fdinfo (patches/0021-0022; no queue has the nest after the
+# unbind: case_netgpu_unbind).
+# A splat fails the console scan.
 case_netgpu_guards() {
-	local pid rc
+	local pid rc id q
 	ng_bound || return 1
 	rm -f /tmp/ngp.out
 	( ex_a "$NSIM_NETGPU" packet "$IF_A" 120 ) > /tmp/ngp.out 2>&1 &
@@ -580,6 +584,16 @@ case_netgpu_guards() {
 	ktap_check "(c) queue-get and page-pool-get of $IF_A report no dma-buf" test $rc -eq 0
 	ktap_check "(c) they list its queues and pools" \
 		grep -q '^netlink: queues=[1-9][0-9]* pools=[1-9]' /tmp/ngn.out
+	id=$(sed -n 's/^netgpu-ctx-id:[[:space:]]*//p' /proc/$NG_PID/fdinfo/* 2>/dev/null | sort -u)
+	q=$(sed -n 's/^netgpu-rx-queue:[[:space:]]*//p' /proc/$NG_PID/fdinfo/* 2>/dev/null)
+	ktap_diag "netgpu_guards: the bind tool's fds: context ${id:-none}, rx queue ${q:-none}"
+	ktap_check "(d) the context's fd and its queue's fd show one context id (${id:-none}) and the queue (${q:-none})" \
+		sh -c "[ -n '$id' ] && [ \$(echo '$id' | wc -l) -eq 1 ] && [ -n '$q' ]"
+	ktap_check "(d) queue-get: rx queue ${q:-?} of $IF_A has the netgpu nest of context ${id:-?}, no other queue has one" \
+		sh -c "grep -q '^queue ifindex [0-9]* rx $q napi [0-9]* dmabuf none netgpu $id\$' /tmp/ngn.out &&
+		       [ \$(grep -c '^queue .* netgpu [0-9]' /tmp/ngn.out) -eq 1 ]"
+	ktap_check "(d) page-pool-get: a pool of $IF_A has the netgpu nest of context ${id:-?}" \
+		grep -q "^page-pool id [0-9]* ifindex [0-9]* inflight [0-9]* detached no dmabuf none netgpu $id\$" /tmp/ngn.out
 
 	pid=$(sed -n 's/^packet: pid \([0-9]*\) .*/\1/p' /tmp/ngp.out)
 	[ -n "$pid" ] && kill -TERM "$pid"
@@ -629,6 +643,10 @@ case_netgpu_unbind() {
 	ng_cmd unbind
 	ng_cmd stats
 	ktap_check "the context's counters all read 0: no queue left" ng_ctx_zero
+	in_a "$NSIM_NETGPU" netlink "$IF_A" > /tmp/ngn.out 2>&1
+	diag_file netgpu_unbind /tmp/ngn.out
+	ktap_check "queue-get: no queue of $IF_A has a netgpu nest after the unbind" \
+		sh -c "grep -q '^netlink: queues=[1-9]' /tmp/ngn.out && ! grep -q '^queue .* netgpu [0-9]' /tmp/ngn.out"
 	ktap_check "pp_hold takes a page: rx queue 0 has a page_pool of pages again" \
 		sh -c "echo 1 > $A_DFS/pp_hold"
 	echo 0 > $A_DFS/pp_hold

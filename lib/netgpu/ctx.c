@@ -256,9 +256,19 @@ static long netgpu_ifq_file_ioctl(struct file *file, unsigned int cmd,
 	return netgpu_ifq_ioctl_user(qf->ifq, cmd, (void __user *)arg);
 }
 
+/* Its context's id (netlink's netgpu nest), its device and queue. */
+static void netgpu_ifq_file_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	const struct netgpu_ifq_file *qf = file->private_data;
+
+	seq_printf(m, "netgpu-ctx-id:\t%u\nnetgpu-ifindex:\t%d\nnetgpu-rx-queue:\t%u\n",
+		   qf->ifq->ctx_id, qf->ifq->ifindex, qf->ifq->rxq);
+}
+
 static const struct file_operations netgpu_ifq_fops = {
 	.owner		= THIS_MODULE,
 	.release	= netgpu_ifq_file_release,
+	.show_fdinfo	= netgpu_ifq_file_show_fdinfo,
 	.poll		= netgpu_ifq_file_poll,
 	.mmap		= netgpu_ifq_file_mmap,
 	.unlocked_ioctl	= netgpu_ifq_file_ioctl,
@@ -281,8 +291,10 @@ static struct netgpu_ifq *netgpu_ctx_new_ifq(struct netgpu_ctx *ctx,
 	if (!ctx->netdev->queue_mgmt_ops)
 		return ERR_PTR(-EOPNOTSUPP);
 	ifq = netgpu_ifq_create(&ctx->mc, fill);
-	if (!IS_ERR(ifq))
+	if (!IS_ERR(ifq)) {
 		ifq->owner = ctx;
+		ifq->ctx_id = ctx->id;
+	}
 	return ifq;
 }
 

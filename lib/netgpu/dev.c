@@ -20,6 +20,7 @@
 #include <linux/module.h>
 #include <linux/nsproxy.h>
 #include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <net/net_namespace.h>
@@ -543,10 +544,22 @@ static int netgpu_ctx_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/*
+ * The context's id, as the netdev family's queue-get and page-pool-get
+ * report it in the netgpu nest of each queue and pool it provides.
+ */
+static void netgpu_ctx_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	const struct netgpu_ctx *ctx = file->private_data;
+
+	seq_printf(m, "netgpu-ctx-id:\t%u\n", ctx->id);
+}
+
 static const struct file_operations netgpu_ctx_fops = {
 	.owner		= THIS_MODULE,
 	.open		= netgpu_ctx_open,
 	.release	= netgpu_ctx_release,
+	.show_fdinfo	= netgpu_ctx_show_fdinfo,
 	.unlocked_ioctl	= netgpu_ctx_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= noop_llseek,

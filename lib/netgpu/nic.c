@@ -26,6 +26,7 @@
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <net/netdev_queues.h>
+#include <net/netlink.h>
 #include <net/netdev_rx_queue.h>
 #include <net/page_pool/helpers.h>
 #include <net/page_pool/memory_provider.h>
@@ -618,11 +619,47 @@ static void netgpu_mp_destroy(struct page_pool *pp)
 	netgpu_ifq_put(pp->mp_priv);
 }
 
+/**
+ * netgpu_mp_nl_fill() - the provider's nest in a netdev netlink reply
+ * @mp_priv: the queue (struct netgpu_ifq)
+ * @rsp: the reply being filled
+ * @rxq: the bound rx queue for queue-get; NULL for page-pool-get and
+ *	its notifications
+ *
+ * The nl_fill of netgpu's memory_provider_ops (patches/0021-0022): a
+ * netgpu nest naming the context whose queue provides the memory.
+ *
+ * Context: queue-get holds rtnl_lock, under which the queue stays
+ * bound; page-pool-get holds the page pools' lock, and a pool is
+ * unlisted before its destroy drops its reference on @mp_priv.
+ * Return: 0, or -EMSGSIZE with @rsp as it was.
+ */
+VISIBLE_IF_KUNIT int netgpu_mp_nl_fill(void *mp_priv, struct sk_buff *rsp,
+				       struct netdev_rx_queue *rxq)
+{
+	const struct netgpu_ifq *ifq = mp_priv;
+	struct nlattr *nest;
+
+	nest = nla_nest_start(rsp, rxq ? NETDEV_A_QUEUE_NETGPU :
+					 NETDEV_A_PAGE_POOL_NETGPU);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u32(rsp, NETDEV_A_NETGPU_PROVIDER_INFO_CTX_ID,
+			ifq->ctx_id)) {
+		nla_nest_cancel(rsp, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(rsp, nest);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(netgpu_mp_nl_fill);
+
 static const struct memory_provider_ops netgpu_mp_ops = {
 	.init		= netgpu_mp_init,
 	.destroy	= netgpu_mp_destroy,
 	.alloc_netmems	= netgpu_mp_alloc_netmems,
 	.release_netmem	= netgpu_mp_release_netmem,
+	.nl_fill	= netgpu_mp_nl_fill,
 };
 
 /**
