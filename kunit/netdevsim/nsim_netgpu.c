@@ -206,9 +206,11 @@ NG_ASSERT(sizeof(struct netgpu_send_iov) == 16);
 #define NG_NETDEV_A_QUEUE_TYPE		3
 #define NG_NETDEV_A_QUEUE_NAPI_ID	4
 #define NG_NETDEV_A_QUEUE_DMABUF	5
-/* patches/0022's: the netgpu nest of a queue and of a page pool. */
-#define NG_NETDEV_A_QUEUE_NETGPU	6
-#define NG_NETDEV_A_PAGE_POOL_NETGPU	8
+/* patches/0022's: the netgpu nest of a queue and of a page pool (after
+ * the numbers mainline gave io_uring and AF_XDP, reserved there).
+ */
+#define NG_NETDEV_A_QUEUE_NETGPU	8
+#define NG_NETDEV_A_PAGE_POOL_NETGPU	9
 #define NG_NETDEV_A_NETGPU_PROVIDER_INFO_CTX_ID 1
 
 #define NG_FILL_ENTRIES		256

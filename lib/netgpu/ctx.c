@@ -256,13 +256,19 @@ static long netgpu_ifq_file_ioctl(struct file *file, unsigned int cmd,
 	return netgpu_ifq_ioctl_user(qf->ifq, cmd, (void __user *)arg);
 }
 
-/* Its context's id (netlink's netgpu nest), its device and queue. */
+/*
+ * Its context's id (netlink's netgpu nest) and, while it is bound, its
+ * device and queue (set by the bind, before the file exists; left as
+ * they were by an unbind, so not shown then).
+ */
 static void netgpu_ifq_file_show_fdinfo(struct seq_file *m, struct file *file)
 {
-	const struct netgpu_ifq_file *qf = file->private_data;
+	const struct netgpu_ifq *ifq = ((struct netgpu_ifq_file *)file->private_data)->ifq;
 
-	seq_printf(m, "netgpu-ctx-id:\t%u\nnetgpu-ifindex:\t%d\nnetgpu-rx-queue:\t%u\n",
-		   qf->ifq->ctx_id, qf->ifq->ifindex, qf->ifq->rxq);
+	seq_printf(m, "netgpu-ctx-id:\t%u\n", ifq->ctx_id);
+	if (READ_ONCE(ifq->state) == NETGPU_IFQ_BOUND)
+		seq_printf(m, "netgpu-ifindex:\t%d\nnetgpu-rx-queue:\t%u\n",
+			   ifq->ifindex, ifq->rxq);
 }
 
 static const struct file_operations netgpu_ifq_fops = {

@@ -634,8 +634,8 @@ static void netgpu_mp_destroy(struct page_pool *pp)
  * unlisted before its destroy drops its reference on @mp_priv.
  * Return: 0, or -EMSGSIZE with @rsp as it was.
  */
-VISIBLE_IF_KUNIT int netgpu_mp_nl_fill(void *mp_priv, struct sk_buff *rsp,
-				       struct netdev_rx_queue *rxq)
+static int netgpu_mp_nl_fill(void *mp_priv, struct sk_buff *rsp,
+			     struct netdev_rx_queue *rxq)
 {
 	const struct netgpu_ifq *ifq = mp_priv;
 	struct nlattr *nest;
@@ -652,7 +652,6 @@ VISIBLE_IF_KUNIT int netgpu_mp_nl_fill(void *mp_priv, struct sk_buff *rsp,
 	nla_nest_end(rsp, nest);
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(netgpu_mp_nl_fill);
 
 static const struct memory_provider_ops netgpu_mp_ops = {
 	.init		= netgpu_mp_init,

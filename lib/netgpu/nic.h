@@ -296,9 +296,6 @@ void netgpu_ifq_get_stats(struct netgpu_ifq *ifq, struct netgpu_stats *st);
 int netgpu_ifq_wakeup(struct netgpu_ifq *ifq);
 #if IS_ENABLED(CONFIG_KUNIT)
 void netgpu_ifq_starving(struct netgpu_ifq *ifq);
-struct netdev_rx_queue;
-int netgpu_mp_nl_fill(void *mp_priv, struct sk_buff *rsp,
-		      struct netdev_rx_queue *rxq);
 #endif
 void netgpu_ifq_account(struct netgpu_ifq *ifq, struct netgpu_account *a);
 int netgpu_ifq_stuck_show(struct seq_file *m, void *unused);
